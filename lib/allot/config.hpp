@@ -1,0 +1,146 @@
+// config.hpp - the one configuration file, /etc/allot/allot.yaml.
+//
+// load_config() validates the whole file and reports every problem at once,
+// each with its key path and line ("teams[3].gpus: must be a whole number ≥ 0
+// (line 41)"). Unknown keys are errors, so a typo never silently disables a
+// rule. etc/allot.yaml documents every key; docs/configuration.md explains them.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "allot/result.hpp"
+
+namespace allot {
+
+inline constexpr const char* kDefaultConfigPath = "/etc/allot/allot.yaml";
+
+struct ClusterConfig {
+    std::string name = "cluster";
+    // The GPU partition the policy governs; jobs in other partitions pass untouched.
+    // Empty means every partition.
+    std::string partition;
+    std::string default_account = "default";  // zero-GPU landing account
+    // Appended to the zero-GPU rejection: how a researcher gets assigned to a team.
+    std::string join_hint = "ask your team's PI to add you to a team in the identity portal";
+    uint64_t mem_per_gpu_mb = 0;  // 0: no default
+    uint32_t cpus_per_gpu = 0;    // 0: no default
+};
+
+struct TierConfig {
+    std::string qos;                          // Slurm QOS name of the tier
+    std::optional<uint32_t> default_minutes;  // --time given to jobs that set none
+    uint32_t max_minutes = 0;                 // MaxWall written by allot-syncd (0: none)
+    uint32_t priority = 0;                    // QOS Priority written by allot-syncd
+};
+
+struct GeneralTierConfig : TierConfig {
+    uint32_t pool_gpus = 0;      // GrpTRES=gres/gpu=<pool>
+    uint32_t per_team_gpus = 0;  // MaxTRESPerAccount=gres/gpu=<cap>
+};
+
+struct SpotTierConfig : TierConfig {
+    uint32_t grace_seconds = 600;  // GraceTime
+    std::string signal = "TERM";   // sent to the batch script when preempted
+};
+
+struct TiersConfig {
+    TierConfig project;  // qos unused: each team names its own project QOS
+    GeneralTierConfig general;
+    SpotTierConfig spot;
+};
+
+struct KubernetesQuota {
+    std::string namespace_name;
+    uint32_t gpus = 0;
+    uint32_t cpus = 0;
+    uint64_t memory_mb = 0;
+};
+
+struct TeamConfig {
+    std::string group;    // SCIM group whose members form the team
+    std::string account;  // Slurm account
+    std::string qos;      // project QOS (defaults to the account name)
+    uint32_t gpus = 0;    // guaranteed share, GrpTRES=gres/gpu=<gpus>
+    std::string description;
+    std::optional<KubernetesQuota> kubernetes;
+};
+
+struct IdentityConfig {
+    std::string scim_url;  // https://…/scim/v2
+    std::string token_file;
+    std::string ca_file;
+    uint32_t timeout_seconds = 20;
+    uint32_t keys_timeout_ms = 2000;  // allot-keys live lookup budget
+    uint32_t uid_min = 10000, uid_max = 2000000000;
+    uint32_t gid_min = 10000, gid_max = 2000000000;
+    std::vector<std::string> shells = {"/bin/bash", "/bin/sh", "/bin/zsh", "/usr/bin/bash",
+                                       "/usr/bin/zsh"};
+    std::string home_prefix = "/home";
+    std::string cache_dir = "/var/lib/allot";
+    uint32_t poll_seconds = 300;
+    uint32_t max_removals = 50;        // syncd refuses larger removal plans without --force
+    std::string extension_schema = "urn:ietf:params:scim:schemas:extension:allot:2.0:PosixUser";
+};
+
+enum class NodeRole { Login, Compute };
+
+struct NodeConfig {
+    NodeRole role = NodeRole::Login;
+    std::string admin_group = "root";
+    std::string run_dir = "/run/allot";
+};
+
+struct ScimServerConfig {
+    std::string listen = "127.0.0.1:8443";
+    std::string tls_cert;
+    std::string tls_key;
+    std::string store = "/var/lib/allot/directory.db";
+    std::string home_template = "/home/{user}";
+    std::string shell = "/bin/bash";
+    uint32_t max_body_bytes = 1 << 20;
+    uint32_t threads = 8;
+};
+
+struct OidcConfig {
+    std::string issuer;
+    std::string audience;  // the cluster's client id
+    uint32_t token_lifetime_seconds = 900;
+    std::string keys_dir = "/var/lib/allot/oidc";
+    std::string group_prefix;
+    uint32_t max_groups = 64;
+};
+
+struct Config {
+    std::string source;  // file the config was read from, for messages
+    ClusterConfig cluster;
+    TiersConfig tiers;
+    std::vector<TeamConfig> teams;
+    IdentityConfig identity;
+    NodeConfig node;
+    ScimServerConfig scim_server;
+    OidcConfig oidc;
+
+    const TeamConfig* team_by_account(std::string_view account) const;
+    const TeamConfig* team_by_qos(std::string_view qos) const;
+};
+
+// All problems found, one line each, already prefixed with file, key path and line.
+struct ConfigErrors {
+    std::vector<std::string> lines;
+    std::string joined() const;
+};
+
+struct ConfigLoad {
+    std::optional<Config> config;
+    ConfigErrors errors;
+    bool ok() const { return config.has_value(); }
+};
+
+ConfigLoad parse_config(std::string_view yaml_text, const std::string& source_name);
+ConfigLoad load_config(const std::string& path);
+
+}  // namespace allot

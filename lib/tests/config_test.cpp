@@ -1,0 +1,118 @@
+// config_test.cpp - allot.yaml loading: defaults, every key, and every error with path and line.
+#include <gtest/gtest.h>
+
+#include "allot/config.hpp"
+#include "allot/yaml_tree.hpp"
+
+using namespace allot;
+
+namespace {
+
+bool has_line(const ConfigLoad& load, const std::string& needle)
+{
+    for (const auto& line : load.errors.lines)
+        if (line.find(needle) != std::string::npos) return true;
+    return false;
+}
+
+}  // namespace
+
+TEST(Config, EmptyFileMeansDefaults)
+{
+    auto load = parse_config("", "t.yaml");
+    ASSERT_TRUE(load.ok()) << load.errors.joined();
+    EXPECT_EQ(load.config->cluster.default_account, "default");
+    EXPECT_EQ(load.config->tiers.general.qos, "general");
+    EXPECT_EQ(load.config->tiers.general.max_minutes, 3u * 1440);
+    EXPECT_EQ(load.config->tiers.spot.max_minutes, 1440u);
+    EXPECT_EQ(load.config->tiers.spot.grace_seconds, 600u);
+}
+
+TEST(Config, ExampleFileDocumentsEveryKeyAndLoads)
+{
+    auto load = load_config(std::string(FIXTURES) + "/full.yaml");
+    ASSERT_TRUE(load.ok()) << load.errors.joined();
+    const Config& c = *load.config;
+    EXPECT_EQ(c.cluster.partition, "main");
+    EXPECT_EQ(c.cluster.mem_per_gpu_mb, 16384u);
+    EXPECT_EQ(c.cluster.cpus_per_gpu, 4u);
+    EXPECT_EQ(c.tiers.general.pool_gpus, 8u);
+    EXPECT_EQ(c.tiers.general.per_team_gpus, 4u);
+    EXPECT_EQ(*c.tiers.spot.default_minutes, 240u);
+    ASSERT_EQ(c.teams.size(), 2u);
+    EXPECT_EQ(c.teams[0].qos, "team-a");
+    EXPECT_EQ(c.teams[1].qos, "team-b");  // defaults to the account
+    ASSERT_TRUE(c.teams[0].kubernetes.has_value());
+    EXPECT_EQ(c.teams[0].kubernetes->memory_mb, 256u * 1024);
+    EXPECT_EQ(c.node.role, NodeRole::Login);
+    EXPECT_EQ(c.node.admin_group, "hpcadmin");
+    EXPECT_EQ(c.identity.shells.size(), 5u);
+    EXPECT_EQ(c.oidc.token_lifetime_seconds, 900u);
+    EXPECT_EQ(c.team_by_account("team-b"), &c.teams[1]);
+    EXPECT_EQ(c.team_by_qos("team-a"), &c.teams[0]);
+}
+
+TEST(Config, ReportsEveryProblemWithPathAndLine)
+{
+    auto load = load_config(std::string(FIXTURES) + "/bad-many.yaml");
+    ASSERT_FALSE(load.ok());
+    const std::string all = load.errors.joined();
+    EXPECT_TRUE(has_line(load, "cluster.defualt_account: unknown key")) << all;
+    EXPECT_TRUE(has_line(load, "(line 3)")) << all;
+    EXPECT_TRUE(has_line(load, "cluster.mem_per_gpu: 'lots' is not a memory size")) << all;
+    EXPECT_TRUE(has_line(load, "tiers.general.per_team_gpus: is larger than tiers.general.pool_gpus")) << all;
+    EXPECT_TRUE(has_line(load, "tiers.spot.signal: must be one of TERM")) << all;
+    EXPECT_TRUE(has_line(load, "teams[1].account: must be a Slurm account name")) << all;
+    EXPECT_TRUE(has_line(load, "teams[1].gpus: must be a whole number ≥ 0 and ≤ 1000000 (line 17)")) << all;
+    EXPECT_TRUE(has_line(load, "teams[2].gpus: is required")) << all;
+    EXPECT_TRUE(has_line(load, "teams[2].account: account 'team-a' is used by two teams")) << all;
+    EXPECT_TRUE(has_line(load, "identity.uid_min: must be a whole number ≥ 1000")) << all;
+    EXPECT_TRUE(has_line(load, "node.role: must be login or compute")) << all;
+    for (const auto& line : load.errors.lines)
+        EXPECT_EQ(line.rfind(std::string(FIXTURES) + "/bad-many.yaml: ", 0), 0u) << line;
+}
+
+TEST(Config, RejectsWrongShapesAndTypes)
+{
+    EXPECT_FALSE(parse_config("- a\n- b\n", "t").ok());
+    EXPECT_FALSE(parse_config("cluster: [1, 2]\n", "t").ok());
+    EXPECT_FALSE(parse_config("teams: {a: 1}\n", "t").ok());
+    EXPECT_FALSE(parse_config("teams:\n  - group: g\n    account: a\n    gpus: \"8\"\n", "t").ok());
+    EXPECT_FALSE(parse_config("teams:\n  - group: g\n    account: a\n    gpus: [8]\n", "t").ok());
+    EXPECT_FALSE(parse_config("cluster:\n  name: lab\n  name: lab2\n", "t").ok());
+    EXPECT_FALSE(parse_config("identity:\n  scim_url: http://example.org/scim\n", "t").ok());
+    EXPECT_TRUE(parse_config("identity:\n  scim_url: http://127.0.0.1:8080/scim/v2\n", "t").ok());
+    auto syntax = parse_config("cluster:\n  name: [unclosed\n", "t.yaml");
+    ASSERT_FALSE(syntax.ok());
+    EXPECT_NE(syntax.errors.lines[0].find("t.yaml: YAML syntax error"), std::string::npos);
+    EXPECT_NE(syntax.errors.lines[0].find("(line "), std::string::npos);
+}
+
+TEST(Config, TeamMayNotReuseTierOrDefaultNames)
+{
+    auto load = parse_config(
+        "teams:\n  - group: g\n    account: default\n    gpus: 1\n"
+        "  - group: h\n    account: x\n    qos: spot\n    gpus: 1\n",
+        "t");
+    ASSERT_FALSE(load.ok());
+    EXPECT_TRUE(has_line(load, "teams[0].account: 'default' is cluster.default_account"));
+    EXPECT_TRUE(has_line(load, "teams[1].qos: 'spot' is the name of a shared tier's QOS"));
+}
+
+TEST(Config, HostileInputIsBounded)
+{
+    // Deep nesting, alias bombs, huge files and NUL bytes: clear errors, no crash.
+    EXPECT_FALSE(parse_config(std::string(10000, '[') + std::string(10000, ']'), "t").ok());
+    std::string bomb = "a: &a [x, x, x, x, x, x, x, x, x, x]\n";
+    char prev = 'a';
+    for (char c = 'b'; c <= 'k'; ++c, ++prev)
+        bomb += std::string(1, c) + ": &" + c + " [*" + prev + ", *" + prev + ", *" + prev +
+                ", *" + prev + ", *" + prev + ", *" + prev + ", *" + prev + ", *" + prev + "]\n";
+    auto load = parse_config(bomb, "t");
+    ASSERT_FALSE(load.ok());
+    EXPECT_TRUE(has_line(load, "nodes")) << load.errors.joined();
+    EXPECT_FALSE(parse_config(std::string(2 << 20, '#'), "t").ok());
+    EXPECT_FALSE(parse_config(std::string("cluster:\n  name: a\0b\n", 22), "t").ok());
+    EXPECT_FALSE(load_config("/nonexistent/allot.yaml").ok());
+    EXPECT_FALSE(parse_config("cluster:\n  join_hint: \"a\\nb\"\n", "t").ok());
+}

@@ -1,0 +1,73 @@
+// gpu_request_test.cpp - GPU counting over every way a job can ask.
+#include <gtest/gtest.h>
+
+#include "allot/gpu_request.hpp"
+
+using namespace allot;
+
+TEST(GpusInTres, AllSpellings)
+{
+    EXPECT_EQ(gpus_in_tres("gres:gpu:4").value(), 4u);
+    EXPECT_EQ(gpus_in_tres("gres/gpu:4").value(), 4u);
+    EXPECT_EQ(gpus_in_tres("gpu:2").value(), 2u);
+    EXPECT_EQ(gpus_in_tres("gres:gpu:h100:2").value(), 2u);
+    EXPECT_EQ(gpus_in_tres("gres:gpu:h100").value(), 1u);
+    EXPECT_EQ(gpus_in_tres("gres:gpu").value(), 1u);
+    EXPECT_EQ(gpus_in_tres("gres:gpu:a100:1,gres:gpu:h100:2").value(), 3u);
+    EXPECT_EQ(gpus_in_tres("gres:shard:4").value(), 0u);
+    EXPECT_EQ(gpus_in_tres("gres:gpufake:4").value(), 0u);
+    EXPECT_EQ(gpus_in_tres("").value(), 0u);
+}
+
+TEST(GpusInTres, MalformedAndHugeAreErrors)
+{
+    for (const char* bad : {"gres:gpu:-1", "gres:gpu:1x", "gres::4", "gres:gpu:h100:", "gres:gpu:a:b:c",
+                            "gres:gpu:99999999999999999999", "gres:gpu:1000001"})
+        EXPECT_FALSE(gpus_in_tres(bad).ok()) << bad;
+    EXPECT_FALSE(gpus_in_tres(std::string(5000, 'g')).ok());
+    std::string many;
+    for (int i = 0; i < 300; ++i) many += "gres:gpu:4000,";
+    EXPECT_FALSE(gpus_in_tres(many).ok());
+}
+
+TEST(CountGpus, MultipliesByNodesTasksSockets)
+{
+    GpuFields f;
+    f.per_node = "gres:gpu:4";
+    f.nodes = 2;
+    EXPECT_EQ(count_gpus(f).value().total, 8u);
+
+    GpuFields t;
+    t.per_task = "gres:gpu:1";
+    t.tasks = 6;
+    EXPECT_EQ(count_gpus(t).value().total, 6u);
+
+    GpuFields tn;
+    tn.per_task = "gres:gpu:2";
+    tn.tasks_per_node = 2;
+    tn.nodes = 3;
+    EXPECT_EQ(count_gpus(tn).value().total, 12u);
+
+    GpuFields s;
+    s.per_socket = "gres:gpu:1";
+    s.sockets_per_node = 2;
+    s.nodes = 2;
+    EXPECT_EQ(count_gpus(s).value().total, 4u);
+
+    GpuFields j;
+    j.per_job = "gres:gpu:h100:3";
+    auto c = count_gpus(j).value();
+    EXPECT_EQ(c.total, 3u);
+    EXPECT_EQ(c.type, "h100");
+}
+
+TEST(CountGpus, NoGpuAndSaturation)
+{
+    EXPECT_EQ(count_gpus(GpuFields{}).value().total, 0u);
+    GpuFields f;
+    f.per_node = "gres:gpu:1000000";
+    f.nodes = 4000000000u;
+    auto c = count_gpus(f);
+    ASSERT_TRUE(c.ok());
+    EXPECT_GT(c.value().total, kMaxGpuCount);  // saturates, never wraps to a small number
+}

@@ -1,0 +1,114 @@
+// codec_test.cpp - job_desc_msg_t <-> JobRequest/JobChanges with Slurm's real allocator.
+#include <gtest/gtest.h>
+
+#include <csignal>
+
+#include "../job_desc_codec.hpp"
+#include "../slurm_limits.hpp"
+#include "allot/units.hpp"
+
+using namespace allot;
+using namespace allot::job_submit;
+
+namespace {
+
+struct JobDesc {
+    job_desc_msg_t desc;
+    JobDesc() { slurm_init_job_desc_msg(&desc); }
+    ~JobDesc()
+    {
+        for (char** f : {&desc.qos, &desc.mem_per_tres, &desc.cpus_per_tres})
+            if (*f) slurm_xfree(reinterpret_cast<void**>(f));
+    }
+};
+
+}  // namespace
+
+TEST(Codec, UnsetFieldsReadAsUnset)
+{
+    JobDesc j;
+    auto r = to_request(j.desc, "team-a");
+    EXPECT_EQ(r.account, "team-a");
+    EXPECT_FALSE(r.account_explicit);
+    EXPECT_TRUE(r.qos.empty());
+    EXPECT_FALSE(r.mem_set);
+    EXPECT_FALSE(r.cpus_set);
+    EXPECT_FALSE(r.time_minutes.has_value());
+    EXPECT_FALSE(r.signal_set);
+    EXPECT_FALSE(r.requeue);
+    EXPECT_FALSE(r.gpus.nodes.has_value());
+}
+
+TEST(Codec, ReadsEveryGpuAndResourceField)
+{
+    JobDesc j;
+    char tpn[] = "gres:gpu:4", tpt[] = "gres:gpu:1", mpt[] = "gres:gpu:1024", acct[] = "x";
+    j.desc.account = acct;
+    j.desc.tres_per_node = tpn;
+    j.desc.tres_per_task = tpt;
+    j.desc.min_nodes = 2;
+    j.desc.num_tasks = 3;
+    j.desc.pn_min_memory = 4096;
+    j.desc.mem_per_tres = mpt;
+    j.desc.cpus_per_task = 2;
+    j.desc.time_limit = INFINITE;
+    j.desc.warn_signal = SIGUSR1;
+    j.desc.requeue = 1;
+    auto r = to_request(j.desc, "x");
+    j.desc.account = j.desc.tres_per_node = j.desc.tres_per_task = j.desc.mem_per_tres = nullptr;
+    EXPECT_TRUE(r.account_explicit);
+    EXPECT_EQ(r.gpus.per_node, "gres:gpu:4");
+    EXPECT_EQ(*r.gpus.nodes, 2u);
+    EXPECT_EQ(*r.gpus.tasks, 3u);
+    EXPECT_TRUE(r.mem_set);
+    EXPECT_TRUE(r.mem_per_gpu_set);
+    EXPECT_TRUE(r.cpus_set);
+    EXPECT_EQ(*r.time_minutes, kUnlimitedMinutes);
+    EXPECT_TRUE(r.signal_set);
+    EXPECT_TRUE(r.requeue);
+}
+
+TEST(Codec, AppliesChangesWithSlurmsAllocator)
+{
+    JobDesc j;
+    j.desc.qos = slurm_xstrdup("old");
+    JobChanges c;
+    c.qos = "spot";
+    c.time_minutes = 240;
+    c.mem_per_gpu_mb = 8192;
+    c.cpus_per_gpu = 2;
+    c.set_requeue = true;
+    c.batch_signal = JobChanges::Signal{"USR1", 600};
+    apply_changes(c, j.desc);
+    EXPECT_STREQ(j.desc.qos, "spot");
+    EXPECT_EQ(j.desc.time_limit, 240u);
+    EXPECT_STREQ(j.desc.mem_per_tres, ALLOT_GPU_TRES_PREFIX "8192");
+    EXPECT_STREQ(j.desc.cpus_per_tres, ALLOT_GPU_TRES_PREFIX "2");
+    EXPECT_EQ(j.desc.requeue, 1);
+    EXPECT_EQ(j.desc.warn_signal, SIGUSR1);
+    EXPECT_EQ(j.desc.warn_time, 600);
+    EXPECT_EQ(j.desc.warn_flags, KILL_JOB_BATCH);
+}
+
+TEST(Codec, RejectionCodesNameTheRule)
+{
+    Decision d;
+    d.accepted = false;
+    d.rule = Rule::ZeroGpuAccount;
+    EXPECT_EQ(rejection_code(d), ESLURM_INVALID_ACCOUNT);
+    d.rule = Rule::Walltime;
+    EXPECT_EQ(rejection_code(d), ESLURM_INVALID_TIME_LIMIT);
+    d.rule = Rule::GpuCap;
+    EXPECT_EQ(rejection_code(d), ESLURM_ACCOUNTING_POLICY);
+}
+
+TEST(TresCount, ParsesCacheStrings)
+{
+    EXPECT_EQ(tres_count("1=16,2=64000,1001=8", 1001).value(), 8u);
+    EXPECT_EQ(tres_count("1001=0", 1001).value(), 0u);
+    EXPECT_FALSE(tres_count("1=16", 1001).has_value());
+    EXPECT_FALSE(tres_count(nullptr, 1001).has_value());
+    EXPECT_FALSE(tres_count("1001=18446744073709551615", 1001).has_value());  // INFINITE64
+    EXPECT_FALSE(tres_count("garbage,,=,1001=x", 1001).has_value());
+    EXPECT_EQ(tres_count("10011=5,1001=3", 1001).value(), 3u);
+}
