@@ -119,10 +119,13 @@ int modify(job_desc_msg_t* desc, job_record_t* job_ptr, uint32_t submit_uid, cha
 {
     const auto config = current_config();
     if (!desc || !job_ptr || !config || is_operator(submit_uid)) return SLURM_SUCCESS;
-    job_desc_msg_t* current_desc = copy_job_record_to_job_desc(job_ptr);
+    // The only way to read the job's current QOS/account/limits without slurmctld's
+    // private headers; it also reads the job's script from StateSaveLocation, a cost
+    // paid on `scontrol update` only, never on submission.
+    const std::unique_ptr<job_desc_msg_t, CopiedJobDescDeleter> owner(
+        copy_job_record_to_job_desc(job_ptr));
+    job_desc_msg_t* current_desc = owner.get();
     if (!current_desc) return SLURM_SUCCESS;
-    std::unique_ptr<job_desc_msg_t, void (*)(job_desc_msg_t*)> owner(current_desc,
-                                                                      slurm_free_job_desc_msg);
     const std::string account = current_desc->account ? current_desc->account : "";
     const auto current = allot::job_submit::to_request(*current_desc, account);
     const auto update = allot::job_submit::to_request(*desc, desc->account ? desc->account : "");

@@ -53,6 +53,23 @@ bool validate_operator(uid_t uid);
 void slurm_free_job_desc_msg(job_desc_msg_t* msg);
 }
 
+// Owner of what copy_job_record_to_job_desc() returns. Its environment is one
+// xmalloc'ed block of strings plus the pointer array (see get_job_env()), so it
+// is released the way slurmctld's own fed_mgr.c does before the generic free;
+// slurm_free_job_desc_msg() alone would free every string: a double free.
+struct CopiedJobDescDeleter {
+    void operator()(job_desc_msg_t* desc) const
+    {
+        if (!desc) return;
+        if (desc->environment) {
+            slurm_xfree(reinterpret_cast<void**>(&desc->environment[0]));
+            slurm_xfree(reinterpret_cast<void**>(&desc->environment));
+            desc->env_size = 0;
+        }
+        slurm_free_job_desc_msg(desc);
+    }
+};
+
 // The TRES prefix Slurm uses in job_desc GPU fields ("gres:gpu:4" in 22.05,
 // "gres/gpu:4" from 23.02 on); we read both and write the native one.
 #if SLURM_VERSION_NUMBER >= SLURM_VERSION_NUM(23, 2, 0)

@@ -108,8 +108,16 @@ job_desc_msg_t* copy_job_record_to_job_desc(job_record_t*)
     d->cpus_per_tres = xdup(s.current.cpus_per_tres);
     // Fields the fake does not model must not be freed by slurm_free_job_desc_msg.
     d->name = nullptr;
-    d->environment = nullptr;
-    d->env_size = 0;
+    // Like get_job_env(): one xmalloc'ed block holding every string, plus the array.
+    static const char env_block[] = "HOME=/home/alice\0PATH=/usr/bin\0";
+    char* block = static_cast<char*>(
+        slurm_xcalloc(1, sizeof env_block, true, false, __FILE__, __LINE__, __func__));
+    std::memcpy(block, env_block, sizeof env_block);
+    d->environment = static_cast<char**>(
+        slurm_xcalloc(3, sizeof(char*), true, false, __FILE__, __LINE__, __func__));
+    d->environment[0] = block;
+    d->environment[1] = block + std::strlen(block) + 1;
+    d->env_size = 2;
     d->script = nullptr;
     d->argv = nullptr;
     d->argc = 0;
@@ -123,6 +131,13 @@ job_desc_msg_t* copy_job_record_to_job_desc(job_record_t*)
 void slurm_free_job_desc_msg(job_desc_msg_t* d)
 {
     if (!d) return;
+    // As env_array_free(): every string, then the array. Freeing environment[1]
+    // (inside the block) is an invalid free unless the caller released the block first.
+    if (d->environment) {
+        for (uint32_t i = 0; i < d->env_size; ++i)
+            slurm_xfree(reinterpret_cast<void**>(&d->environment[i]));
+        slurm_xfree(reinterpret_cast<void**>(&d->environment));
+    }
     for (char** f : {&d->account, &d->qos, &d->partition, &d->tres_per_job, &d->tres_per_node,
                      &d->tres_per_task, &d->tres_per_socket, &d->mem_per_tres, &d->cpus_per_tres})
         if (*f) slurm_xfree(reinterpret_cast<void**>(f));

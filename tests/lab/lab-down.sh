@@ -1,0 +1,53 @@
+#!/bin/bash
+# lab-down.sh - stop exactly what lab-up.sh started in $LAB, by PID, never by name.
+#
+# Order: cancel jobs, slurmd, this lab's leftover slurmstepd, slurmctld, slurmdbd, mariadbd,
+# munged. Then removes the test users this lab created (unless another lab still runs) and
+# $LAB itself (LAB_KEEP=1 keeps it for reading logs).
+LAB=${LAB:-/tmp/allot-lab}
+export SLURM_CONF=$LAB/etc/slurm.conf
+[ -d "$LAB/run" ] || { echo "lab-down: no lab at $LAB"; exit 0; }
+
+alive() { [ -n "$1" ] && kill -0 "$1" 2>/dev/null && ! grep -q '^State:.*Z' "/proc/$1/status" 2>/dev/null; }
+stop_pid() { # stop_pid <name> <pid> [seconds]
+    local name=$1 pid=$2 t=${3:-15} i
+    alive "$pid" || return 0
+    kill -TERM "$pid" 2>/dev/null
+    for ((i = 0; i < t * 10; i++)); do alive "$pid" || return 0; sleep 0.1; done
+    kill -KILL "$pid" 2>/dev/null
+    echo "lab-down: killed $name ($pid)"
+}
+pid_in() { [ -s "$1" ] && cat "$1"; }
+
+if alive "$(pid_in "$LAB/run/slurmctld.launch.pid")"; then
+    timeout 10 scancel --full -u root >/dev/null 2>&1
+    # shellcheck disable=SC2046
+    timeout 10 scancel --full $(timeout 10 squeue -h -o %i 2>/dev/null) >/dev/null 2>&1
+    for _ in $(seq 1 50); do [ -z "$(timeout 5 squeue -h -t R,CG 2>/dev/null)" ] && break; sleep 0.2; done
+fi
+for f in "$LAB"/run/slurmd-*.launch.pid; do
+    [ -e "$f" ] && stop_pid "$(basename "$f" .launch.pid)" "$(pid_in "$f")"
+done
+for p in /proc/[0-9]*; do
+    p=${p#/proc/}
+    [ "$(cat "/proc/$p/comm" 2>/dev/null)" = slurmstepd ] || continue
+    ls -l "/proc/$p/fd" 2>/dev/null | grep -q "$LAB/" && stop_pid slurmstepd "$p" 5
+done
+stop_pid slurmctld "$(pid_in "$LAB/run/slurmctld.launch.pid")" 20
+stop_pid slurmdbd "$(pid_in "$LAB/run/slurmdbd.launch.pid")" 20
+stop_pid mariadbd "$(pid_in "$LAB/run/mariadbd.pid")" 30
+stop_pid munged "$(pid_in "$LAB/run/munged.pid")" 10
+
+# Users: only those this lab created, and only when no other lab is running.
+if [ -s "$LAB/run/created-users" ]; then
+    others=0
+    for pidfile in /tmp/*/run/slurmctld.launch.pid; do
+        [ "$pidfile" = "$LAB/run/slurmctld.launch.pid" ] && continue
+        alive "$(pid_in "$pidfile")" && others=1
+    done
+    if [ $others = 0 ] && [ "${LAB_KEEP_USERS:-0}" != 1 ]; then
+        while read -r u; do userdel "$u" 2>/dev/null; done <"$LAB/run/created-users"
+    fi
+fi
+rm -f "$LAB"/run/*.pid
+if [ "${LAB_KEEP:-0}" = 1 ]; then echo "lab-down: stopped; kept $LAB"; else rm -rf "$LAB"; echo "lab-down: stopped and removed $LAB"; fi
