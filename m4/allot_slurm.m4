@@ -20,7 +20,8 @@ AC_DEFUN([ALLOT_SLURM], [
   AC_MSG_CHECKING([Slurm version])
   AC_COMPUTE_INT([slurm_version_number], [SLURM_VERSION_NUMBER], [#include <slurm/slurm_version.h>],
     [AC_MSG_ERROR([cannot read SLURM_VERSION_NUMBER])])
-  SLURM_VERSION_STRING="$(( slurm_version_number >> 16 )).$(( (slurm_version_number >> 8) & 255 )).$(( slurm_version_number & 255 ))"
+  SLURM_VERSION_STRING=$(printf '%d.%02d.%d' $(( slurm_version_number >> 16 )) $(( (slurm_version_number >> 8) & 255 )) $(( slurm_version_number & 255 )))
+  SLURM_MAJOR_MINOR=$(printf '%d.%02d' $(( slurm_version_number >> 16 )) $(( (slurm_version_number >> 8) & 255 )))
   AC_MSG_RESULT([$SLURM_VERSION_STRING])
   AS_IF([test $slurm_version_number -lt $(( 0x160500 ))],
     [AC_MSG_ERROR([Slurm $SLURM_VERSION_STRING is too old; allot needs 22.05 or later])])
@@ -49,5 +50,6 @@ AC_DEFUN([ALLOT_SLURM], [
   AC_SUBST([SLURM_PLUGINDIR])
   AC_SUBST([SLURM_FULL_LIB])
   AC_SUBST([SLURM_VERSION_STRING])
+  AC_SUBST([SLURM_MAJOR_MINOR])
   AC_DEFINE_UNQUOTED([ALLOT_SLURM_VERSION_STRING], ["$SLURM_VERSION_STRING"], [Slurm release built against])
 ])

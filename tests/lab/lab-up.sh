@@ -209,6 +209,7 @@ ENV
 . "$LAB/env.sh"
 
 # ------------------------------------------------------------------ daemons
+cd "$LAB"   # daemons inherit the cwd: keep any core file inside the lab
 setsid slurmdbd -D </dev/null >"$LAB/log/slurmdbd.stdout" 2>&1 &
 echo $! >"$LAB/run/slurmdbd.launch.pid"
 waitfor 60 slurmdbd sacctmgr -n list cluster

@@ -8,7 +8,7 @@ skip_unless_lab
 
 BUILD=${ALLOT_TOP_BUILDDIR:-$(cd "$HERE/../.." && pwd)}
 export LAB=/tmp/allot-lab-js.$$
-export LAB_PORT_BASE=${ALLOT_LAB_PORT_BASE:-16800}
+export LAB_PORT_BASE=16800   # each lab test has its own ports: make check -j runs them together
 export ALLOT_CONFIG=$HERE/allot-lab.yaml
 export LAB_PLUGINS=$BUILD/plugins/job_submit/.libs/job_submit_allot.so
 trap '"$HERE/lab-down.sh" >/dev/null 2>&1' EXIT
