@@ -6,7 +6,7 @@
 #   sudo ./dev.sh test    install, build and run every test: unit tests, the real-cluster lab,
 #                         make distcheck and an RPM build (CI runs exactly this)
 #
-# Parts: install | build | check | distcheck | rpm | demo-down. Debian 12 (bookworm), as root.
+# Parts: install | build | check | distcheck | rpm | asan | demo-down. Debian 12 (bookworm), as root.
 set -euo pipefail
 TOP=$(cd "$(dirname "$0")" && pwd)
 cd "$TOP"
@@ -41,13 +41,13 @@ check() {
 
 summarize() {
     local logs passed failed
-    logs=$(find . -name '*.log' -path '*tests*' -not -name test-suite.log -not -path './_build/*' -not -name config.log)
+    logs=$(find . -path './allot-*' -prune -o -name '*.log' -path '*tests*' -not -name test-suite.log -print)
     # shellcheck disable=SC2086
     passed=$(cat $logs /dev/null | grep -cE '^\[       OK \]|^ok - ' || true)
     # shellcheck disable=SC2086
     failed=$(cat $logs /dev/null | grep -cE '^\[  FAILED  \] [A-Za-z]+\.[A-Za-z]+ \(|^not ok - ' || true)
     # shellcheck disable=SC2086
-    failed=$((failed + $(cat $(find . -name '*.trs' -not -path './_build/*') /dev/null | grep -cE '^:test-result: (FAIL|ERROR)' || true)))
+    failed=$((failed + $(cat $(find . -path './allot-*' -prune -o -name '*.trs' -print) /dev/null | grep -cE '^:test-result: (FAIL|ERROR)' || true)))
     echo "$passed passed, $failed failed"
 }
 
@@ -65,6 +65,18 @@ rpm_build() {
     rpmbuild --define "_topdir $top" --nodeps -ta "$tarball"
     find "$top/RPMS" -name '*.rpm' -printf '%f\n'
     rm -rf "$top"
+}
+
+# Unit and ABI tests again with ASan+UBSan, from the dist tarball (the tree is configured in place).
+asan_check() {
+    step "make check with --enable-sanitizers (ASan, UBSan)"
+    local dir tarball
+    dir=$(mktemp -d)
+    tarball=$(ls -t allot-*.tar.gz | head -1)
+    tar -C "$dir" -xzf "$tarball"
+    (cd "$dir"/allot-* && ./configure -q --enable-sanitizers && make -j"$(nproc)" >/dev/null &&
+        ASAN_OPTIONS=detect_leaks=1 make -j"$(nproc)" check) || { rm -rf "$dir"; return 1; }
+    rm -rf "$dir"
 }
 
 demo() {
@@ -97,6 +109,7 @@ build) build ;;
 check) check ;;
 distcheck) distcheck ;;
 rpm) rpm_build ;;
+asan) asan_check ;;
 demo) demo ;;
 demo-down) LAB=${LAB:-/tmp/allot-demo} tests/lab/lab-down.sh ;;
 test)
@@ -104,7 +117,7 @@ test)
     build
     rc=0
     check || rc=$?
-    if [ $rc = 0 ]; then distcheck && rpm_build || rc=$?; fi
+    if [ $rc = 0 ]; then distcheck && rpm_build && asan_check || rc=$?; fi
     summarize
     exit $rc
     ;;
