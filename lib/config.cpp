@@ -60,7 +60,8 @@ bool is_group_name(std::string_view s)
 
 bool is_signal_name(std::string_view s)
 {
-    static const char* const names[] = {"TERM", "USR1", "USR2", "INT", "HUP", "URG", "CONT", "QUIT"};
+    static const char* const names[] = {"TERM", "USR1", "USR2", "INT",
+                                        "HUP",  "URG",  "CONT", "QUIT"};
     for (const char* n : names)
         if (s == n) return true;
     return false;
@@ -175,8 +176,7 @@ public:
         out = value.value();
     }
 
-    void memory(const YamlNode& map, const std::string& path, const std::string& key,
-                uint64_t& out)
+    void memory(const YamlNode& map, const std::string& path, const std::string& key, uint64_t& out)
     {
         const YamlNode* node = scalar(map, path, key, false);
         if (!node) return;
@@ -237,9 +237,9 @@ bool is_scim_url(std::string_view s)
 
 void read_cluster(Walker& w, const YamlNode& root, Config& config)
 {
-    const YamlNode* s = w.section(root, "", "cluster",
-                                  {"name", "partition", "default_account", "join_hint",
-                                   "mem_per_gpu", "cpus_per_gpu"});
+    const YamlNode* s = w.section(
+        root, "", "cluster",
+        {"name", "partition", "default_account", "join_hint", "mem_per_gpu", "cpus_per_gpu"});
     if (!s) return;
     auto& c = config.cluster;
     w.text(*s, "cluster", "name", c.name, false, is_slurm_name, "a Slurm cluster name");
@@ -254,8 +254,7 @@ void read_cluster(Walker& w, const YamlNode& root, Config& config)
 void read_tier_common(Walker& w, const YamlNode& s, const std::string& path, TierConfig& tier,
                       bool has_qos)
 {
-    if (has_qos)
-        w.text(s, path, "qos", tier.qos, false, is_slurm_name, "a Slurm QOS name");
+    if (has_qos) w.text(s, path, "qos", tier.qos, false, is_slurm_name, "a Slurm QOS name");
     w.minutes(s, path, "default_time", tier.default_minutes);
     std::optional<uint32_t> max;
     w.minutes(s, path, "max_time", max);
@@ -274,11 +273,12 @@ void read_tiers(Walker& w, const YamlNode& root, Config& config)
     t.project.priority = 100;
     const YamlNode* s = w.section(root, "", "tiers", {"project", "general", "spot"});
     if (!s) return;
-    if (const YamlNode* p = w.section(*s, "tiers", "project", {"default_time", "max_time", "priority"}))
+    if (const YamlNode* p =
+            w.section(*s, "tiers", "project", {"default_time", "max_time", "priority"}))
         read_tier_common(w, *p, "tiers.project", t.project, false);
-    if (const YamlNode* g = w.section(*s, "tiers", "general",
-                                      {"qos", "default_time", "max_time", "priority", "pool_gpus",
-                                       "per_team_gpus"})) {
+    if (const YamlNode* g = w.section(
+            *s, "tiers", "general",
+            {"qos", "default_time", "max_time", "priority", "pool_gpus", "per_team_gpus"})) {
         read_tier_common(w, *g, "tiers.general", t.general, true);
         w.number(*g, "tiers.general", "pool_gpus", t.general.pool_gpus, 0, 1000000);
         w.number(*g, "tiers.general", "per_team_gpus", t.general.per_team_gpus, 0, 1000000);
@@ -287,22 +287,23 @@ void read_tiers(Walker& w, const YamlNode& root, Config& config)
                     "is larger than tiers.general.pool_gpus (" +
                         std::to_string(t.general.pool_gpus) + ")");
     }
-    if (const YamlNode* sp = w.section(*s, "tiers", "spot",
-                                       {"qos", "default_time", "max_time", "priority",
-                                        "grace_seconds", "signal"})) {
+    if (const YamlNode* sp =
+            w.section(*s, "tiers", "spot",
+                      {"qos", "default_time", "max_time", "priority", "grace_seconds", "signal"})) {
         read_tier_common(w, *sp, "tiers.spot", t.spot, true);
         w.number(*sp, "tiers.spot", "grace_seconds", t.spot.grace_seconds, 0, 65535);
         w.text(*sp, "tiers.spot", "signal", t.spot.signal, false, is_signal_name,
                "one of TERM, USR1, USR2, INT, HUP, URG, CONT, QUIT");
     }
-    for (const auto* tier : {static_cast<const TierConfig*>(&t.project),
-                             static_cast<const TierConfig*>(&t.general),
-                             static_cast<const TierConfig*>(&t.spot)}) {
-        if (tier->default_minutes && tier->max_minutes && *tier->default_minutes > tier->max_minutes)
+    for (const auto* tier :
+         {static_cast<const TierConfig*>(&t.project), static_cast<const TierConfig*>(&t.general),
+          static_cast<const TierConfig*>(&t.spot)}) {
+        if (tier->default_minutes && tier->max_minutes &&
+            *tier->default_minutes > tier->max_minutes)
             w.error("tiers", s->line,
                     "a default_time (" + format_minutes(*tier->default_minutes) +
-                        ") is longer than its tier's max_time (" + format_minutes(tier->max_minutes) +
-                        ")");
+                        ") is longer than its tier's max_time (" +
+                        format_minutes(tier->max_minutes) + ")");
     }
 }
 
@@ -318,7 +319,8 @@ void read_teams(Walker& w, const YamlNode& root, Config& config)
     for (size_t i = 0; i < list->seq.size(); ++i) {
         const YamlNode& item = list->seq[i];
         const std::string path = "teams[" + std::to_string(i) + "]";
-        if (!w.expect_map(item, path, {"group", "account", "qos", "gpus", "description", "kubernetes"}))
+        if (!w.expect_map(item, path,
+                          {"group", "account", "qos", "gpus", "description", "kubernetes"}))
             continue;
         TeamConfig team;
         w.text(item, path, "group", team.group, true, is_group_name,
@@ -329,8 +331,8 @@ void read_teams(Walker& w, const YamlNode& root, Config& config)
         if (team.qos.empty()) team.qos = team.account;
         w.number(item, path, "gpus", team.gpus, 0, 1000000, true);
         w.text(item, path, "description", team.description);
-        if (const YamlNode* k = w.section(item, path, "kubernetes",
-                                          {"namespace", "gpus", "cpus", "memory"})) {
+        if (const YamlNode* k =
+                w.section(item, path, "kubernetes", {"namespace", "gpus", "cpus", "memory"})) {
             KubernetesQuota quota;
             const std::string kpath = path + ".kubernetes";
             w.text(*k, kpath, "namespace", quota.namespace_name, false, is_slurm_name,
@@ -342,7 +344,8 @@ void read_teams(Walker& w, const YamlNode& root, Config& config)
             team.kubernetes = quota;
         }
         if (!team.account.empty() && !accounts.insert(team.account).second)
-            w.error(path + ".account", item.line, "account '" + team.account + "' is used by two teams");
+            w.error(path + ".account", item.line,
+                    "account '" + team.account + "' is used by two teams");
         if (!team.group.empty() && !groups.insert(team.group).second)
             w.error(path + ".group", item.line, "group '" + team.group + "' is used by two teams");
         if (!team.qos.empty() && !qos_names.insert(team.qos).second)
@@ -363,11 +366,11 @@ void read_teams(Walker& w, const YamlNode& root, Config& config)
 
 void read_identity(Walker& w, const YamlNode& root, Config& config)
 {
-    const YamlNode* s = w.section(root, "", "identity",
-                                  {"scim_url", "token_file", "ca_file", "timeout_seconds",
-                                   "keys_timeout_ms", "uid_min", "uid_max", "gid_min", "gid_max",
-                                   "shells", "home_prefix", "cache_dir", "poll_seconds",
-                                   "max_removals", "extension_schema"});
+    const YamlNode* s =
+        w.section(root, "", "identity",
+                  {"scim_url", "token_file", "ca_file", "timeout_seconds", "keys_timeout_ms",
+                   "uid_min", "uid_max", "gid_min", "gid_max", "shells", "home_prefix", "cache_dir",
+                   "poll_seconds", "max_removals", "extension_schema"});
     if (!s) return;
     auto& id = config.identity;
     const std::string p = "identity";
@@ -382,8 +385,10 @@ void read_identity(Walker& w, const YamlNode& root, Config& config)
     w.number(*s, p, "uid_max", id.uid_max, 1000, 4294967294u);
     w.number(*s, p, "gid_min", id.gid_min, 1000, 4294967294u);
     w.number(*s, p, "gid_max", id.gid_max, 1000, 4294967294u);
-    if (id.uid_min > id.uid_max) w.error(p + ".uid_min", s->line, "is larger than identity.uid_max");
-    if (id.gid_min > id.gid_max) w.error(p + ".gid_min", s->line, "is larger than identity.gid_max");
+    if (id.uid_min > id.uid_max)
+        w.error(p + ".uid_min", s->line, "is larger than identity.uid_max");
+    if (id.gid_min > id.gid_max)
+        w.error(p + ".gid_min", s->line, "is larger than identity.gid_max");
     w.text_list(*s, p, "shells", id.shells);
     for (size_t i = 0; i < id.shells.size(); ++i)
         if (!is_absolute_path(id.shells[i]))
@@ -407,7 +412,8 @@ void read_node(Walker& w, const YamlNode& root, Config& config)
         config.node.role = NodeRole::Login;
     else
         w.error("node.role", s->find("role")->line, "must be login or compute");
-    w.text(*s, "node", "admin_group", config.node.admin_group, false, is_group_name, "a group name");
+    w.text(*s, "node", "admin_group", config.node.admin_group, false, is_group_name,
+           "a group name");
     w.text(*s, "node", "run_dir", config.node.run_dir, false, is_absolute_path, "an absolute path");
 }
 
@@ -433,14 +439,15 @@ void read_scim_server(Walker& w, const YamlNode& root, Config& config)
 
 void read_oidc(Walker& w, const YamlNode& root, Config& config)
 {
-    const YamlNode* s = w.section(root, "", "oidc",
-                                  {"issuer", "audience", "token_lifetime_seconds", "keys_dir",
-                                   "group_prefix", "max_groups"});
+    const YamlNode* s = w.section(
+        root, "", "oidc",
+        {"issuer", "audience", "token_lifetime_seconds", "keys_dir", "group_prefix", "max_groups"});
     if (!s) return;
     auto& c = config.oidc;
-    w.text(*s, "oidc", "issuer", c.issuer, false,
-           [](std::string_view v) { return v.rfind("https://", 0) == 0 && v.size() > 8; },
-           "an https:// URL");
+    w.text(
+        *s, "oidc", "issuer", c.issuer, false,
+        [](std::string_view v) { return v.rfind("https://", 0) == 0 && v.size() > 8; },
+        "an https:// URL");
     w.text(*s, "oidc", "audience", c.audience);
     w.number(*s, "oidc", "token_lifetime_seconds", c.token_lifetime_seconds, 60, 86400);
     w.text(*s, "oidc", "keys_dir", c.keys_dir, false, is_absolute_path, "an absolute path");
@@ -464,8 +471,9 @@ ConfigLoad parse_config(std::string_view yaml_text, const std::string& source_na
     config.source = source_name;
     if (root.is_null()) {
         // An empty file is a valid, all-defaults configuration.
-    } else if (w.expect_map(root, "", {"cluster", "tiers", "teams", "identity", "node",
-                                       "scim_server", "oidc"})) {
+    } else if (w.expect_map(
+                   root, "",
+                   {"cluster", "tiers", "teams", "identity", "node", "scim_server", "oidc"})) {
         read_cluster(w, root, config);
         read_tiers(w, root, config);
         read_teams(w, root, config);

@@ -59,8 +59,7 @@ Result<Entry> parse_entry(std::string_view entry)
     }
     auto count = parse_count(count_text, kMaxGpuCount);
     if (!count) {
-        if (second == std::string_view::npos && !count_text.empty() &&
-            is_type_name(count_text)) {
+        if (second == std::string_view::npos && !count_text.empty() && is_type_name(count_text)) {
             out.type = std::string(count_text);  // "gpu:h100" means one h100
             out.count = 1;
             return out;

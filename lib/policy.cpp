@@ -8,10 +8,10 @@ namespace allot {
 const char* tier_name(Tier tier)
 {
     switch (tier) {
-    case Tier::Project: return "project";
-    case Tier::General: return "general";
-    case Tier::Spot: return "spot";
-    case Tier::None: break;
+        case Tier::Project: return "project";
+        case Tier::General: return "general";
+        case Tier::Spot: return "spot";
+        case Tier::None: break;
     }
     return "none";
 }
@@ -27,7 +27,10 @@ Decision reject(Rule rule, std::string message)
     return d;
 }
 
-std::string gpus_text(uint64_t n) { return std::to_string(n) + (n == 1 ? " GPU" : " GPUs"); }
+std::string gpus_text(uint64_t n)
+{
+    return std::to_string(n) + (n == 1 ? " GPU" : " GPUs");
+}
 
 bool governs_partition(const JobRequest& job, const Config& config)
 {
@@ -51,9 +54,9 @@ Tier tier_of(std::string_view qos, const TeamConfig& team, const Config& config,
 const TierConfig& tier_config(Tier tier, const Config& config)
 {
     switch (tier) {
-    case Tier::General: return config.tiers.general;
-    case Tier::Spot: return config.tiers.spot;
-    default: return config.tiers.project;
+        case Tier::General: return config.tiers.general;
+        case Tier::Spot: return config.tiers.spot;
+        default: return config.tiers.project;
     }
 }
 
@@ -77,7 +80,8 @@ std::string alternatives(Tier tier, const Config& config, const std::optional<Qo
         out += " or burst with --qos=" + config.tiers.general.qos + cap;
     }
     if (tier != Tier::Spot)
-        out += " or run preemptible with --qos=" + config.tiers.spot.qos + " (no GPU cap, may be requeued)";
+        out += " or run preemptible with --qos=" + config.tiers.spot.qos +
+               " (no GPU cap, may be requeued)";
     return out;
 }
 
@@ -100,15 +104,17 @@ Decision decide(const JobRequest& job, const Config& config, const LimitsView& l
 
     auto gpus = count_gpus(job.gpus);
     if (!gpus)
-        return reject(Rule::BadGpuRequest, "allot: cannot read the GPU request (" + gpus.error().message +
-                      "); use --gpus=N, --gpus-per-node=N or --gres=gpu:N");
+        return reject(Rule::BadGpuRequest,
+                      "allot: cannot read the GPU request (" + gpus.error().message +
+                          "); use --gpus=N, --gpus-per-node=N or --gres=gpu:N");
     d.gpus = gpus.value().total;
 
     if (job.account == config.cluster.default_account) {
         if (d.gpus > 0)
-            return reject(Rule::ZeroGpuAccount, "allot: you are not yet in a team with a GPU allocation (account '" +
-                          job.account + "' has 0 GPUs); " + config.cluster.join_hint +
-                          ", then submit with -A <team>");
+            return reject(Rule::ZeroGpuAccount,
+                          "allot: you are not yet in a team with a GPU allocation (account '" +
+                              job.account + "' has 0 GPUs); " + config.cluster.join_hint +
+                              ", then submit with -A <team>");
         return d;
     }
     const TeamConfig* team = config.team_by_account(job.account);
@@ -118,10 +124,11 @@ Decision decide(const JobRequest& job, const Config& config, const LimitsView& l
     d.tier = tier_of(job.qos, *team, config, &other_team);
     if (d.tier == Tier::None) {
         if (other_team)
-            return reject(Rule::ForeignQos, "allot: QOS '" + job.qos + "' is the project QOS of account '" +
-                          other_team->account + "', not of '" + job.account +
-                          "'; leave --qos out to use " + team->qos + ", or use --qos=" +
-                          config.tiers.general.qos + " or --qos=" + config.tiers.spot.qos);
+            return reject(Rule::ForeignQos,
+                          "allot: QOS '" + job.qos + "' is the project QOS of account '" +
+                              other_team->account + "', not of '" + job.account +
+                              "'; leave --qos out to use " + team->qos + ", or use --qos=" +
+                              config.tiers.general.qos + " or --qos=" + config.tiers.spot.qos);
         return d;  // a site QOS allot does not manage
     }
     const std::string qos_name = d.tier == Tier::Project ? team->qos : job.qos;
@@ -138,24 +145,28 @@ Decision decide(const JobRequest& job, const Config& config, const LimitsView& l
     }
     if (const auto max = max_minutes(d.tier, qos_limits, config)) {
         if (time && *time > *max)
-            return reject(Rule::Walltime, "allot: " + std::string(tier_name(d.tier)) + " jobs may run at most " +
-                          format_minutes(*max) + " but this job asks for " + format_minutes(*time) +
-                          "; use --time=" + format_minutes(*max) + " or less" +
-                          (d.tier == Tier::Spot ? "" : ", or split the work into shorter jobs"));
+            return reject(
+                Rule::Walltime,
+                "allot: " + std::string(tier_name(d.tier)) + " jobs may run at most " +
+                    format_minutes(*max) + " but this job asks for " + format_minutes(*time) +
+                    "; use --time=" + format_minutes(*max) + " or less" +
+                    (d.tier == Tier::Spot ? "" : ", or split the work into shorter jobs"));
         if (!time && submit) d.changes.time_minutes = *max;
     }
 
     // A job bigger than its tier's whole cap would pend forever: reject it now.
     if (const auto cap = gpu_cap(d.tier, qos_limits); cap && d.gpus > *cap) {
-        const auto general = d.tier == Tier::Project ? limits.qos(config.tiers.general.qos)
-                                                     : qos_limits;
+        const auto general =
+            d.tier == Tier::Project ? limits.qos(config.tiers.general.qos) : qos_limits;
         std::string what = d.tier == Tier::Project
                                ? "team " + team->account + "'s project share is " + gpus_text(*cap)
                                : "the " + config.tiers.general.qos + " tier allows " +
                                      gpus_text(*cap) + " per team";
-        return reject(Rule::GpuCap, "allot: this job asks for " + gpus_text(d.gpus) + " but " + what +
-                      " running at once, so it could never start; ask for " +
-                      std::to_string(*cap) + " or fewer" + alternatives(d.tier, config, general));
+        return reject(Rule::GpuCap, "allot: this job asks for " + gpus_text(d.gpus) + " but " +
+                                        what +
+                                        " running at once, so it could never start; ask for " +
+                                        std::to_string(*cap) + " or fewer" +
+                                        alternatives(d.tier, config, general));
     }
 
     // Per-GPU defaults so teams sharing a node do not starve each other.
@@ -170,8 +181,8 @@ Decision decide(const JobRequest& job, const Config& config, const LimitsView& l
     if (d.tier == Tier::Spot) {
         if (!job.requeue) d.changes.set_requeue = true;
         if (!job.signal_set)
-            d.changes.batch_signal = JobChanges::Signal{config.tiers.spot.signal,
-                                                        config.tiers.spot.grace_seconds};
+            d.changes.batch_signal =
+                JobChanges::Signal{config.tiers.spot.signal, config.tiers.spot.grace_seconds};
     }
     return d;
 }
@@ -183,8 +194,8 @@ Decision decide_submit(const JobRequest& job, const Config& config, const Limits
     return decide(job, config, limits, /*submit=*/true);
 }
 
-Decision decide_modify(const JobRequest& current, const JobRequest& update,
-                       const Config& config, const LimitsView& limits)
+Decision decide_modify(const JobRequest& current, const JobRequest& update, const Config& config,
+                       const LimitsView& limits)
 {
     JobRequest merged = current;
     if (!update.qos.empty()) merged.qos = update.qos;

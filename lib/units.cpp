@@ -122,11 +122,15 @@ Result<uint64_t> parse_memory_mb(std::string_view text)
     uint64_t multiplier = 1;
     std::string_view digits = text;
     switch (text.back()) {
-    case 'K': case 'k': multiplier = 0; break;  // handled below: KB rounds up to 1 MB
-    case 'M': case 'm': multiplier = 1; break;
-    case 'G': case 'g': multiplier = 1024; break;
-    case 'T': case 't': multiplier = 1024 * 1024; break;
-    default: digits = text; break;
+        case 'K':
+        case 'k': multiplier = 0; break;  // handled below: KB rounds up to 1 MB
+        case 'M':
+        case 'm': multiplier = 1; break;
+        case 'G':
+        case 'g': multiplier = 1024; break;
+        case 'T':
+        case 't': multiplier = 1024 * 1024; break;
+        default: digits = text; break;
     }
     if (text.back() < '0' || text.back() > '9') digits = text.substr(0, text.size() - 1);
     auto value = parse_count(digits, UINT64_MAX / (1024 * 1024));

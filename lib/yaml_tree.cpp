@@ -24,7 +24,10 @@ namespace {
 class ParserHandle {
 public:
     ParserHandle() { ok_ = yaml_parser_initialize(&parser_) != 0; }
-    ~ParserHandle() { if (ok_) yaml_parser_delete(&parser_); }
+    ~ParserHandle()
+    {
+        if (ok_) yaml_parser_delete(&parser_);
+    }
     ParserHandle(const ParserHandle&) = delete;
     ParserHandle& operator=(const ParserHandle&) = delete;
     bool ok() const { return ok_; }
@@ -38,7 +41,10 @@ private:
 class DocumentHandle {
 public:
     DocumentHandle() = default;
-    ~DocumentHandle() { if (loaded_) yaml_document_delete(&doc_); }
+    ~DocumentHandle()
+    {
+        if (loaded_) yaml_document_delete(&doc_);
+    }
     DocumentHandle(const DocumentHandle&) = delete;
     DocumentHandle& operator=(const DocumentHandle&) = delete;
     yaml_document_t* get() { return &doc_; }
@@ -66,48 +72,48 @@ struct Converter {
         YamlNode out;
         out.line = static_cast<int>(node->start_mark.line) + 1;
         switch (node->type) {
-        case YAML_SCALAR_NODE: {
-            out.scalar.assign(reinterpret_cast<const char*>(node->data.scalar.value),
-                              node->data.scalar.length);
-            const auto style = node->data.scalar.style;
-            out.quoted = style == YAML_SINGLE_QUOTED_SCALAR_STYLE ||
-                         style == YAML_DOUBLE_QUOTED_SCALAR_STYLE;
-            const bool plain_null = !out.quoted && (out.scalar.empty() || out.scalar == "~" ||
-                                                    out.scalar == "null" || out.scalar == "Null" ||
-                                                    out.scalar == "NULL");
-            out.kind = plain_null ? YamlNode::Kind::Null : YamlNode::Kind::Scalar;
-            return out;
-        }
-        case YAML_SEQUENCE_NODE:
-            out.kind = YamlNode::Kind::Seq;
-            for (auto* item = node->data.sequence.items.start;
-                 item < node->data.sequence.items.top; ++item) {
-                auto child = convert(yaml_document_get_node(doc, *item), depth + 1);
-                if (!child) return child.error();
-                out.seq.push_back(std::move(child).value());
+            case YAML_SCALAR_NODE: {
+                out.scalar.assign(reinterpret_cast<const char*>(node->data.scalar.value),
+                                  node->data.scalar.length);
+                const auto style = node->data.scalar.style;
+                out.quoted = style == YAML_SINGLE_QUOTED_SCALAR_STYLE ||
+                             style == YAML_DOUBLE_QUOTED_SCALAR_STYLE;
+                const bool plain_null =
+                    !out.quoted &&
+                    (out.scalar.empty() || out.scalar == "~" || out.scalar == "null" ||
+                     out.scalar == "Null" || out.scalar == "NULL");
+                out.kind = plain_null ? YamlNode::Kind::Null : YamlNode::Kind::Scalar;
+                return out;
             }
-            return out;
-        case YAML_MAPPING_NODE:
-            out.kind = YamlNode::Kind::Map;
-            for (auto* pair = node->data.mapping.pairs.start;
-                 pair < node->data.mapping.pairs.top; ++pair) {
-                yaml_node_t* key = yaml_document_get_node(doc, pair->key);
-                if (!key || key->type != YAML_SCALAR_NODE)
-                    return make_error("line " + std::to_string(out.line) +
-                                      ": mapping keys must be plain words");
-                std::string name(reinterpret_cast<const char*>(key->data.scalar.value),
-                                 key->data.scalar.length);
-                for (const auto& existing : out.map)
-                    if (existing.first == name)
-                        return make_error("line " + std::to_string(key->start_mark.line + 1) +
-                                          ": key '" + name + "' appears twice");
-                auto value = convert(yaml_document_get_node(doc, pair->value), depth + 1);
-                if (!value) return value.error();
-                out.map.emplace_back(std::move(name), std::move(value).value());
-            }
-            return out;
-        default:
-            return out;
+            case YAML_SEQUENCE_NODE:
+                out.kind = YamlNode::Kind::Seq;
+                for (auto* item = node->data.sequence.items.start;
+                     item < node->data.sequence.items.top; ++item) {
+                    auto child = convert(yaml_document_get_node(doc, *item), depth + 1);
+                    if (!child) return child.error();
+                    out.seq.push_back(std::move(child).value());
+                }
+                return out;
+            case YAML_MAPPING_NODE:
+                out.kind = YamlNode::Kind::Map;
+                for (auto* pair = node->data.mapping.pairs.start;
+                     pair < node->data.mapping.pairs.top; ++pair) {
+                    yaml_node_t* key = yaml_document_get_node(doc, pair->key);
+                    if (!key || key->type != YAML_SCALAR_NODE)
+                        return make_error("line " + std::to_string(out.line) +
+                                          ": mapping keys must be plain words");
+                    std::string name(reinterpret_cast<const char*>(key->data.scalar.value),
+                                     key->data.scalar.length);
+                    for (const auto& existing : out.map)
+                        if (existing.first == name)
+                            return make_error("line " + std::to_string(key->start_mark.line + 1) +
+                                              ": key '" + name + "' appears twice");
+                    auto value = convert(yaml_document_get_node(doc, pair->value), depth + 1);
+                    if (!value) return value.error();
+                    out.map.emplace_back(std::move(name), std::move(value).value());
+                }
+                return out;
+            default: return out;
         }
     }
 };

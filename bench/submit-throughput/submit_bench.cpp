@@ -49,7 +49,8 @@ int main(int argc, char** argv)
         desc.env_size = 1;
         submit_response_msg_t* resp = nullptr;
         if (slurm_submit_batch_job(&desc, &resp) != SLURM_SUCCESS) {
-            if (++failed == 1) std::fprintf(stderr, "submit failed: %s\n", slurm_strerror(slurm_get_errno()));
+            if (++failed == 1)
+                std::fprintf(stderr, "submit failed: %s\n", slurm_strerror(slurm_get_errno()));
         }
         if (resp) slurm_free_submit_response_response_msg(resp);
     }

@@ -12,7 +12,6 @@ namespace allot {
 
 using GuardLogger = void (*)(const char* what);
 
-
 template <typename Rc, typename Body>
 Rc abi_guard(GuardLogger log, Rc fail_rc, Body&& body) noexcept
 {

@@ -82,7 +82,7 @@ struct IdentityConfig {
     std::string home_prefix = "/home";
     std::string cache_dir = "/var/lib/allot";
     uint32_t poll_seconds = 300;
-    uint32_t max_removals = 50;        // syncd refuses larger removal plans without --force
+    uint32_t max_removals = 50;  // syncd refuses larger removal plans without --force
     std::string extension_schema = "urn:ietf:params:scim:schemas:extension:allot:2.0:PosixUser";
 };
 

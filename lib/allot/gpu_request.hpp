@@ -26,8 +26,8 @@ Result<uint64_t> gpus_in_tres(std::string_view tres);
 
 struct GpuFields {
     std::string per_job, per_node, per_task, per_socket;  // empty: not given
-    std::optional<uint32_t> nodes;             // min nodes
-    std::optional<uint32_t> tasks;             // total tasks
+    std::optional<uint32_t> nodes;                        // min nodes
+    std::optional<uint32_t> tasks;                        // total tasks
     std::optional<uint32_t> tasks_per_node;
     std::optional<uint32_t> sockets_per_node;
 };

@@ -13,7 +13,7 @@
 namespace allot {
 
 struct PosixUser {
-    std::string name;   // userName: POSIX portable name
+    std::string name;  // userName: POSIX portable name
     uint32_t uid = 0;
     uint32_t gid = 0;   // primary group
     std::string gecos;  // displayName

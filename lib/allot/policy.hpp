@@ -86,7 +86,7 @@ Decision decide_submit(const JobRequest& job, const Config& config, const Limits
 
 // `current` is the job as slurmctld has it; `update` holds only the fields the
 // update sets (qos, account, time, GPU strings). Operators bypass the shim.
-Decision decide_modify(const JobRequest& current, const JobRequest& update,
-                       const Config& config, const LimitsView& limits);
+Decision decide_modify(const JobRequest& current, const JobRequest& update, const Config& config,
+                       const LimitsView& limits);
 
 }  // namespace allot

@@ -60,10 +60,13 @@ TEST(Config, ReportsEveryProblemWithPathAndLine)
     EXPECT_TRUE(has_line(load, "cluster.defualt_account: unknown key")) << all;
     EXPECT_TRUE(has_line(load, "(line 3)")) << all;
     EXPECT_TRUE(has_line(load, "cluster.mem_per_gpu: 'lots' is not a memory size")) << all;
-    EXPECT_TRUE(has_line(load, "tiers.general.per_team_gpus: is larger than tiers.general.pool_gpus")) << all;
+    EXPECT_TRUE(
+        has_line(load, "tiers.general.per_team_gpus: is larger than tiers.general.pool_gpus"))
+        << all;
     EXPECT_TRUE(has_line(load, "tiers.spot.signal: must be one of TERM")) << all;
     EXPECT_TRUE(has_line(load, "teams[1].account: must be a Slurm account name")) << all;
-    EXPECT_TRUE(has_line(load, "teams[1].gpus: must be a whole number ≥ 0 and ≤ 1000000 (line 17)")) << all;
+    EXPECT_TRUE(has_line(load, "teams[1].gpus: must be a whole number ≥ 0 and ≤ 1000000 (line 17)"))
+        << all;
     EXPECT_TRUE(has_line(load, "teams[2].gpus: is required")) << all;
     EXPECT_TRUE(has_line(load, "teams[2].account: account 'team-a' is used by two teams")) << all;
     EXPECT_TRUE(has_line(load, "identity.uid_min: must be a whole number ≥ 1000")) << all;
@@ -106,8 +109,8 @@ TEST(Config, HostileInputIsBounded)
     std::string bomb = "a: &a [x, x, x, x, x, x, x, x, x, x]\n";
     char prev = 'a';
     for (char c = 'b'; c <= 'k'; ++c, ++prev)
-        bomb += std::string(1, c) + ": &" + c + " [*" + prev + ", *" + prev + ", *" + prev +
-                ", *" + prev + ", *" + prev + ", *" + prev + ", *" + prev + ", *" + prev + "]\n";
+        bomb += std::string(1, c) + ": &" + c + " [*" + prev + ", *" + prev + ", *" + prev + ", *" +
+                prev + ", *" + prev + ", *" + prev + ", *" + prev + ", *" + prev + "]\n";
     auto load = parse_config(bomb, "t");
     ASSERT_FALSE(load.ok());
     EXPECT_TRUE(has_line(load, "nodes")) << load.errors.joined();

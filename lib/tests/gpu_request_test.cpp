@@ -21,8 +21,8 @@ TEST(GpusInTres, AllSpellings)
 
 TEST(GpusInTres, MalformedAndHugeAreErrors)
 {
-    for (const char* bad : {"gres:gpu:-1", "gres:gpu:1x", "gres::4", "gres:gpu:h100:", "gres:gpu:a:b:c",
-                            "gres:gpu:99999999999999999999", "gres:gpu:1000001"})
+    for (const char* bad : {"gres:gpu:-1", "gres:gpu:1x", "gres::4", "gres:gpu:h100:",
+                            "gres:gpu:a:b:c", "gres:gpu:99999999999999999999", "gres:gpu:1000001"})
         EXPECT_FALSE(gpus_in_tres(bad).ok()) << bad;
     EXPECT_FALSE(gpus_in_tres(std::string(5000, 'g')).ok());
     std::string many;

@@ -127,7 +127,8 @@ TEST_F(Policy, GeneralGetsDefaultTimeAndRejectsOverMax)
     job.time_minutes = 4 * 1440;
     d = decide_submit(job, config, limits);
     EXPECT_FALSE(d.accepted);
-    EXPECT_NE(d.message.find("general jobs may run at most 3-00:00:00"), std::string::npos) << d.message;
+    EXPECT_NE(d.message.find("general jobs may run at most 3-00:00:00"), std::string::npos)
+        << d.message;
     EXPECT_NE(d.message.find("4-00:00:00"), std::string::npos);
 
     job.time_minutes = kUnlimitedMinutes;
@@ -158,7 +159,8 @@ TEST_F(Policy, SpotIsRequeueableWithBatchSignal)
     job.time_minutes = 2 * 1440;
     d = decide_submit(job, config, limits);
     EXPECT_FALSE(d.accepted);
-    EXPECT_NE(d.message.find("spot jobs may run at most 1-00:00:00"), std::string::npos) << d.message;
+    EXPECT_NE(d.message.find("spot jobs may run at most 1-00:00:00"), std::string::npos)
+        << d.message;
 }
 
 TEST_F(Policy, JobLargerThanProjectCapIsRejectedWithAlternatives)
@@ -169,7 +171,8 @@ TEST_F(Policy, JobLargerThanProjectCapIsRejectedWithAlternatives)
     EXPECT_NE(d.message.find("asks for 6 GPUs but team team-b's project share is 4 GPUs"),
               std::string::npos)
         << d.message;
-    EXPECT_NE(d.message.find("--qos=general (up to 4 GPUs per team)"), std::string::npos) << d.message;
+    EXPECT_NE(d.message.find("--qos=general (up to 4 GPUs per team)"), std::string::npos)
+        << d.message;
     EXPECT_NE(d.message.find("--qos=spot"), std::string::npos);
 
     job.gpus.per_job = "gres:gpu:4";  // exactly the cap: accepted (it may pend)
@@ -184,7 +187,8 @@ TEST_F(Policy, GeneralPerTeamCapCountsNodes)
     job.qos = "general";
     auto d = decide_submit(job, config, limits);
     EXPECT_FALSE(d.accepted);
-    EXPECT_NE(d.message.find("the general tier allows 4 GPUs per team"), std::string::npos) << d.message;
+    EXPECT_NE(d.message.find("the general tier allows 4 GPUs per team"), std::string::npos)
+        << d.message;
     EXPECT_EQ(d.message.find("--qos=general"), std::string::npos);  // not suggested to itself
 }
 

@@ -11,9 +11,15 @@ namespace allot::job_submit {
 
 namespace {
 
-std::string text(const char* s) { return s ? std::string(s) : std::string(); }
+std::string text(const char* s)
+{
+    return s ? std::string(s) : std::string();
+}
 
-bool names_gpu(const char* tres) { return tres && std::strstr(tres, "gpu"); }
+bool names_gpu(const char* tres)
+{
+    return tres && std::strstr(tres, "gpu");
+}
 
 void replace_string(char** field, const std::string& value)
 {
@@ -70,8 +76,7 @@ void apply_changes(const JobChanges& c, job_desc_msg_t& d)
     if (c.time_minutes)
         d.time_limit = *c.time_minutes == kUnlimitedMinutes ? INFINITE : *c.time_minutes;
     if (c.mem_per_gpu_mb)
-        replace_string(&d.mem_per_tres,
-                       ALLOT_GPU_TRES_PREFIX + std::to_string(*c.mem_per_gpu_mb));
+        replace_string(&d.mem_per_tres, ALLOT_GPU_TRES_PREFIX + std::to_string(*c.mem_per_gpu_mb));
     if (c.cpus_per_gpu)
         replace_string(&d.cpus_per_tres, ALLOT_GPU_TRES_PREFIX + std::to_string(*c.cpus_per_gpu));
     if (c.set_requeue) d.requeue = 1;
@@ -85,12 +90,12 @@ void apply_changes(const JobChanges& c, job_desc_msg_t& d)
 int rejection_code(const Decision& decision)
 {
     switch (decision.rule) {
-    case Rule::ZeroGpuAccount: return ESLURM_INVALID_ACCOUNT;
-    case Rule::Walltime: return ESLURM_INVALID_TIME_LIMIT;
-    case Rule::GpuCap: return ESLURM_ACCOUNTING_POLICY;
-    case Rule::ForeignQos: return ESLURM_INVALID_QOS;
-    case Rule::BadGpuRequest: return ESLURM_INVALID_GRES;
-    case Rule::None: break;
+        case Rule::ZeroGpuAccount: return ESLURM_INVALID_ACCOUNT;
+        case Rule::Walltime: return ESLURM_INVALID_TIME_LIMIT;
+        case Rule::GpuCap: return ESLURM_ACCOUNTING_POLICY;
+        case Rule::ForeignQos: return ESLURM_INVALID_QOS;
+        case Rule::BadGpuRequest: return ESLURM_INVALID_GRES;
+        case Rule::None: break;
     }
     return SLURM_ERROR;
 }

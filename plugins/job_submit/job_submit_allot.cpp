@@ -34,7 +34,10 @@ struct PluginState {
 };
 PluginState* g_state = nullptr;
 
-void log_exception(const char* what) { slurm_error("allot: internal error: %s", what); }
+void log_exception(const char* what)
+{
+    slurm_error("allot: internal error: %s", what);
+}
 
 const char* config_path()
 {
@@ -71,7 +74,10 @@ std::shared_ptr<const Config> current_config()
     return std::atomic_load(&g_state->config);
 }
 
-bool is_operator(uint32_t uid) { return uid == 0 || validate_operator(uid); }
+bool is_operator(uint32_t uid)
+{
+    return uid == 0 || validate_operator(uid);
+}
 
 }  // namespace
 
@@ -93,7 +99,8 @@ extern "C" ALLOT_EXPORT int fini(void) noexcept
     return SLURM_SUCCESS;
 }
 
-extern "C" ALLOT_EXPORT int job_submit(job_desc_msg_t* desc, uint32_t submit_uid, char** err_msg) noexcept
+extern "C" ALLOT_EXPORT int job_submit(job_desc_msg_t* desc, uint32_t submit_uid,
+                                       char** err_msg) noexcept
 {
     return allot::abi_guard(log_exception, SLURM_ERROR, [&] {
         const auto config = current_config();
@@ -102,7 +109,8 @@ extern "C" ALLOT_EXPORT int job_submit(job_desc_msg_t* desc, uint32_t submit_uid
                                         ? std::string(desc->account)
                                         : allot::job_submit::default_account(desc->user_id);
         const auto request = allot::job_submit::to_request(*desc, account);
-        const auto decision = allot::decide_submit(request, *config, allot::job_submit::SlurmLimits());
+        const auto decision =
+            allot::decide_submit(request, *config, allot::job_submit::SlurmLimits());
         if (!decision.accepted) {
             slurm_info("allot: rejected job from uid %u: %s", submit_uid, decision.message.c_str());
             if (err_msg) *err_msg = slurm_xstrdup(decision.message.c_str());
@@ -144,15 +152,15 @@ int modify(job_desc_msg_t* desc, job_record_t* job_ptr, uint32_t submit_uid, cha
 }  // namespace
 
 #ifdef ALLOT_JOB_MODIFY_HAS_ERR_MSG
-extern "C" ALLOT_EXPORT int job_modify(job_desc_msg_t* desc, job_record_t* job_ptr, uint32_t submit_uid,
-                          char** err_msg) noexcept
+extern "C" ALLOT_EXPORT int job_modify(job_desc_msg_t* desc, job_record_t* job_ptr,
+                                       uint32_t submit_uid, char** err_msg) noexcept
 {
     return allot::abi_guard(log_exception, SLURM_ERROR,
                             [&] { return modify(desc, job_ptr, submit_uid, err_msg); });
 }
 #else
 extern "C" ALLOT_EXPORT int job_modify(job_desc_msg_t* desc, job_record_t* job_ptr,
-                          uint32_t submit_uid) noexcept
+                                       uint32_t submit_uid) noexcept
 {
     return allot::abi_guard(log_exception, SLURM_ERROR,
                             [&] { return modify(desc, job_ptr, submit_uid, nullptr); });

@@ -11,8 +11,8 @@
 
 #include "config.h"
 
-#include <cstdint>
 #include <sys/types.h>
+#include <cstdint>
 
 extern "C" {
 #include <slurm/slurm.h>

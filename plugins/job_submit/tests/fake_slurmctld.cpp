@@ -38,7 +38,10 @@ slurmdb_tres_rec_t gpu_tres = [] {
 }();
 slurmdb_tres_rec_t* tres_array_storage[] = {&gpu_tres};
 
-char* xdup(const char* s) { return s ? slurm_xstrdup(s) : nullptr; }
+char* xdup(const char* s)
+{
+    return s ? slurm_xstrdup(s) : nullptr;
+}
 
 }  // namespace
 
@@ -50,8 +53,14 @@ void* acct_db_conn = nullptr;
 uint16_t accounting_enforce = 0x3f;
 slurmdb_tres_rec_t** assoc_mgr_tres_array = tres_array_storage;
 
-void assoc_mgr_lock(allot_assoc_mgr_lock_t*) { ++state().locks; }
-void assoc_mgr_unlock(allot_assoc_mgr_lock_t*) { --state().locks; }
+void assoc_mgr_lock(allot_assoc_mgr_lock_t*)
+{
+    ++state().locks;
+}
+void assoc_mgr_unlock(allot_assoc_mgr_lock_t*)
+{
+    --state().locks;
+}
 
 int assoc_mgr_find_tres_pos(slurmdb_tres_rec_t* rec, bool)
 {
@@ -88,7 +97,10 @@ int assoc_mgr_fill_in_user(void*, slurmdb_user_rec_t* user, int, slurmdb_user_re
     return SLURM_SUCCESS;
 }
 
-bool validate_operator(uid_t uid) { return state().operators.count(uid) > 0; }
+bool validate_operator(uid_t uid)
+{
+    return state().operators.count(uid) > 0;
+}
 
 job_desc_msg_t* copy_job_record_to_job_desc(job_record_t*)
 {
@@ -158,21 +170,27 @@ void reset()
     s.has_current = false;
     s.locks = 0;
 }
-void add_qos(const std::string& name, Qos qos) { state().qos[name] = std::move(qos); }
+void add_qos(const std::string& name, Qos qos)
+{
+    state().qos[name] = std::move(qos);
+}
 void set_default_account(uint32_t uid, const std::string& account)
 {
     state().default_accounts[uid] = account;
 }
-void set_operator(uint32_t uid) { state().operators[uid] = true; }
+void set_operator(uint32_t uid)
+{
+    state().operators[uid] = true;
+}
 void set_current_job(const job_desc_msg_t& desc)
 {
     auto& s = state();
     s.current = desc;
     int slot = 0;
-    for (char** field : {&s.current.account, &s.current.qos, &s.current.partition,
-                         &s.current.tres_per_job, &s.current.tres_per_node,
-                         &s.current.tres_per_task, &s.current.tres_per_socket,
-                         &s.current.mem_per_tres, &s.current.cpus_per_tres}) {
+    for (char** field :
+         {&s.current.account, &s.current.qos, &s.current.partition, &s.current.tres_per_job,
+          &s.current.tres_per_node, &s.current.tres_per_task, &s.current.tres_per_socket,
+          &s.current.mem_per_tres, &s.current.cpus_per_tres}) {
         if (*field) {
             s.current_strings[slot] = *field;
             *field = const_cast<char*>(s.current_strings[slot].c_str());
@@ -181,7 +199,13 @@ void set_current_job(const job_desc_msg_t& desc)
     }
     s.has_current = true;
 }
-void reconfigure() { slurm_conf.last_update += 1; }
-int lock_depth() { return state().locks; }
+void reconfigure()
+{
+    slurm_conf.last_update += 1;
+}
+int lock_depth()
+{
+    return state().locks;
+}
 
 }  // namespace fake_slurmctld

@@ -109,7 +109,10 @@ struct Desc {
 
 struct ErrMsg {
     char* text = nullptr;
-    ~ErrMsg() { if (text) slurm_xfree(reinterpret_cast<void**>(&text)); }
+    ~ErrMsg()
+    {
+        if (text) slurm_xfree(reinterpret_cast<void**>(&text));
+    }
 };
 
 }  // namespace
@@ -119,8 +122,9 @@ TEST_F(Plugin, ExportsExactlyTheSlurmPluginSymbols)
     EXPECT_STREQ(static_cast<const char*>(dlsym(handle, "plugin_type")), "job_submit/allot");
     EXPECT_EQ(*static_cast<const uint32_t*>(dlsym(handle, "plugin_version")),
               static_cast<uint32_t>(SLURM_VERSION_NUMBER));
-    EXPECT_EQ(dlsym(handle, "_ZN5allot13decide_submitERKNS_10JobRequestERKNS_6ConfigERKNS_10LimitsViewE"),
-              nullptr);  // the core stays private to the plugin
+    EXPECT_EQ(
+        dlsym(handle, "_ZN5allot13decide_submitERKNS_10JobRequestERKNS_6ConfigERKNS_10LimitsViewE"),
+        nullptr);  // the core stays private to the plugin
 }
 
 TEST_F(Plugin, DefaultAccountGpuJobRejectedWithMessage)
@@ -204,8 +208,7 @@ TEST_F(Plugin, ReconfigureReloadsAndABadFileKeepsTheOldConfig)
     ErrMsg err;
     EXPECT_EQ(submit(&job.d, 1002, &err.text), ESLURM_INVALID_ACCOUNT);  // old config still on
 
-    std::ofstream(config_path, std::ios::trunc)
-        << "cluster: {default_account: elsewhere}\n";
+    std::ofstream(config_path, std::ios::trunc) << "cluster: {default_account: elsewhere}\n";
     fake_slurmctld::reconfigure();
     Desc after(1002);
     after.set(&after.d.tres_per_job, "gres:gpu:1");
@@ -221,9 +224,26 @@ TEST_F(Plugin, ReconfigureReloadsAndABadFileKeepsTheOldConfig)
 TEST_F(Plugin, RandomJobDescriptionsNeverCrash)
 {
     std::mt19937_64 rng(12345);
-    const char* pieces[] = {"gres:gpu:", "gres/gpu:", "gpu", ":", ",", "h100", "-1", "999999999999",
-                            "18446744073709551615", "", "\xff\xfe", "gres:", "=", "team-a", "spot",
-                            "general", "default", "%s%n", "\n", "0"};
+    const char* pieces[] = {"gres:gpu:",
+                            "gres/gpu:",
+                            "gpu",
+                            ":",
+                            ",",
+                            "h100",
+                            "-1",
+                            "999999999999",
+                            "18446744073709551615",
+                            "",
+                            "\xff\xfe",
+                            "gres:",
+                            "=",
+                            "team-a",
+                            "spot",
+                            "general",
+                            "default",
+                            "%s%n",
+                            "\n",
+                            "0"};
     auto random_text = [&](bool allow_null) -> const char* {
         static thread_local std::string buffer[16];
         static thread_local int slot = 0;
