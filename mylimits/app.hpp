@@ -1,0 +1,70 @@
+// app.hpp - mylimits as a function: options in, report and exit code out.
+//
+// main.cpp wires the real Slurm query, quota system and passwd lookups into
+// run(); the unit tests wire fakes, so every option, permission rule and exit
+// code is tested without a cluster.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "allot/result.hpp"
+#include "quota_source.hpp"
+#include "slurm_query.hpp"
+
+namespace allot::mylimits {
+
+// Exit codes (documented in mylimits(1) and docs/mylimits.md).
+enum ExitCode : int {
+    kExitOk = 0,         // report printed (missing quota sources are reported inside it)
+    kExitUsage = 2,      // bad command line
+    kExitConfig = 3,     // allot.yaml missing or invalid
+    kExitSlurm = 4,      // slurmdbd or slurmctld unreachable
+    kExitDenied = 5,     // --user/--account on someone else without root or Operator
+    kExitNoSuchUser = 6  // unknown user, or the user has no association with --account
+};
+
+enum class ColorMode { Auto, Always, Never };
+
+struct Options {
+    std::string config_path;  // --config (else $ALLOT_CONFIG, else /etc/allot/allot.yaml)
+    std::string quota_conf;   // --quota-conf (else $ALLOT_QUOTA_CONF, else /etc/allot/quota.conf)
+    std::string user;         // --user
+    std::string account;      // --account
+    bool json = false;
+    bool all = false;
+    bool no_quota = false;
+    ColorMode color = ColorMode::Auto;
+    bool help = false;
+    bool version = false;
+};
+
+// Parses argv (getopt_long); the error names the bad option.
+Result<Options> parse_options(const std::vector<std::string>& args);
+std::string usage_text();
+
+struct PasswdEntry {
+    std::string name;
+    uint32_t uid = 0;
+    std::string home;
+};
+
+struct Environment {
+    uint32_t caller_uid = 0;
+    bool stdout_is_tty = false;
+    bool no_color_env = false;   // NO_COLOR set, or TERM=dumb
+    std::string env_config;      // $ALLOT_CONFIG
+    std::string env_quota_conf;  // $ALLOT_QUOTA_CONF
+    int64_t now = 0;
+    std::function<std::optional<PasswdEntry>(const std::string&)> user_by_name;
+    std::function<std::optional<PasswdEntry>(uint32_t)> user_by_uid;
+};
+
+int run(const Options& options, const Environment& env, SlurmQuery& slurm, QuotaSystem& quotas,
+        std::ostream& out, std::ostream& err);
+
+}  // namespace allot::mylimits
