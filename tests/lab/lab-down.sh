@@ -33,6 +33,14 @@ for p in /proc/[0-9]*; do
     [ "$(cat "/proc/$p/comm" 2>/dev/null)" = slurmstepd ] || continue
     ls -l "/proc/$p/fd" 2>/dev/null | grep -q "$LAB/" && stop_pid slurmstepd "$p" 5
 done
+# Job processes orphaned when their slurmstepd went away: users' processes whose
+# environment names this lab's slurm.conf (the test users submit with it exported).
+for p in /proc/[0-9]*; do
+    p=${p#/proc/}
+    [ "$(stat -c %u "/proc/$p" 2>/dev/null)" = 0 ] && continue
+    tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null | grep -qx "SLURM_CONF=$LAB/etc/slurm.conf" &&
+        stop_pid "job process" "$p" 2
+done
 stop_pid slurmctld "$(pid_in "$LAB/run/slurmctld.launch.pid")" 20
 stop_pid slurmdbd "$(pid_in "$LAB/run/slurmdbd.launch.pid")" 20
 stop_pid mariadbd "$(pid_in "$LAB/run/mariadbd.pid")" 30
