@@ -84,6 +84,27 @@ finish() {
     [ "$LAB_FAILED" = 0 ]
 }
 
+# lab_test_start <name> <port-base>: the common start of a lab test. Skips unless asked
+# for the lab, brings up a lab of its own (ports from <port-base>, so `make check -j` can run
+# tests together) with job_submit/allot and tests/lab/allot-lab.yaml, creates the accounts of
+# that file, and stops the lab when the test exits.
+lab_test_start() {
+    skip_unless_lab
+    local here build
+    here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+    build=${ALLOT_TOP_BUILDDIR:-$(cd "$here/../.." && pwd)}
+    export LAB=/tmp/allot-lab-$1.$$
+    export LAB_PORT_BASE=$2
+    export ALLOT_CONFIG=${ALLOT_CONFIG:-$here/allot-lab.yaml}
+    export LAB_PLUGINS="$build/plugins/job_submit/.libs/job_submit_allot.so ${LAB_PLUGINS:-}"
+    # shellcheck disable=SC2064
+    trap "'$here/lab-down.sh' >/dev/null 2>&1" EXIT
+    "$here/lab-up.sh" || { echo "0 passed, 1 failed"; exit 1; }
+    # shellcheck disable=SC1091
+    . "$LAB/env.sh"
+    "$here/lab-accounts.sh"
+}
+
 # skip_unless_lab: exit 77 (automake's SKIP) unless asked for the lab and able to run it.
 skip_unless_lab() {
     if [ "${ALLOT_LAB:-0}" != 1 ]; then echo "SKIP: set ALLOT_LAB=1 to run lab tests (needs root)"; exit 77; fi

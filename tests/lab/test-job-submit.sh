@@ -4,17 +4,7 @@
 set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
 . "$HERE/lab-lib.sh"
-skip_unless_lab
-
-BUILD=${ALLOT_TOP_BUILDDIR:-$(cd "$HERE/../.." && pwd)}
-export LAB=/tmp/allot-lab-js.$$
-export LAB_PORT_BASE=16800   # each lab test has its own ports: make check -j runs them together
-export ALLOT_CONFIG=$HERE/allot-lab.yaml
-export LAB_PLUGINS=$BUILD/plugins/job_submit/.libs/job_submit_allot.so
-trap '"$HERE/lab-down.sh" >/dev/null 2>&1' EXIT
-"$HERE/lab-up.sh" || { echo "0 passed, 1 failed"; exit 1; }
-. "$HERE/lab-lib.sh"
-"$HERE/lab-accounts.sh"
+SPOT_GRACE=10 lab_test_start js 16800
 
 submit() { # submit <user> <sbatch args...>: prints "OK <jobid>" or the error text
     local user=$1 out; shift
