@@ -21,6 +21,11 @@ install_packages() {
     # shellcheck disable=SC2046
     apt-get -o DPkg::Lock::Timeout=900 install -y -q --no-install-recommends \
         $(grep -v '^#' .ci/packages | sort -u)
+    # Node.js runs the OIDC relying-party test (jose, openid-client) and the benchmark peers.
+    # Install Debian's only when none is there: Debian's npm conflicts with NodeSource's nodejs.
+    if ! command -v npm >/dev/null 2>&1; then
+        apt-get -o DPkg::Lock::Timeout=900 install -y -q --no-install-recommends nodejs npm
+    fi
 }
 
 build() {

@@ -1,0 +1,188 @@
+// identity_cache_format.hpp - the on-disk layout of the identity caches.
+//
+// allot-syncd publishes three files into identity.cache_dir (default
+// /var/lib/allot): passwd.cache, group.cache and keys.cache. Each is a
+// self-describing binary image meant to be mmap'ed read-only by code that runs
+// inside other programs (libnss_allot in every process, allot-keys under sshd):
+//
+//   FileHeader (64 bytes)
+//   SectionEntry[section_count] (24 bytes each)
+//   sections, each 8-byte aligned: fixed-size records, u32 indexes, a string blob
+//
+// Records refer to strings by (offset, length) into the STRINGS section; no
+// string is NUL-terminated, so "bob" and "bobby" never alias. NAME_INDEX lists
+// record numbers sorted by name (bytewise), ID_INDEX sorted by uid/gid, so every
+// lookup is a binary search, O(log n). The checksum covers every byte after the
+// checksum field (record_count, the section table and all sections); the fields
+// before it are each checked on their own (magic, endian, version, kind, size). Byte order is the
+// host's (caches are node-local); the endian marker rejects a file from another architecture.
+//
+// The reader (identity_cache_reader.cpp) validates EVERYTHING once, when it maps
+// a file: bounds of every section and string, sortedness of every index, field
+// characters. A lookup then touches only validated data. Bump kCacheVersion on
+// any layout change: old readers then report the cache unavailable instead of
+// misreading it.
+#pragma once
+
+#include <cstdint>
+
+namespace allot::idcache {
+
+inline constexpr char kCacheMagic[8] = {'A', 'L', 'L', 'O', 'T', 'I', 'D', 'C'};
+inline constexpr uint32_t kCacheEndian = 0x01020304u;
+inline constexpr uint32_t kCacheVersion = 1;
+inline constexpr uint32_t kMaxSections = 16;
+
+// Field limits enforced by the writer and again by the reader.
+inline constexpr uint32_t kMaxNameLen = 256;
+inline constexpr uint32_t kMaxFieldLen = 4096;
+inline constexpr uint32_t kMaxKeyLen = 16 * 1024;
+inline constexpr uint32_t kMaxKeysPerUser = 1024;
+
+enum class Kind : uint32_t { Passwd = 1, Group = 2, Keys = 3 };
+
+enum class SectionId : uint32_t {
+    Records = 1,
+    NameIndex = 2,
+    IdIndex = 3,
+    Strings = 4,
+    Members = 5,     // group: StrRef per member, grouped by record
+    Membership = 6,  // group: MembershipEntry sorted by (member name, group index)
+    Keys = 7,        // keys: StrRef per key, grouped by record
+};
+
+struct FileHeader {
+    char magic[8];
+    uint32_t endian;
+    uint32_t version;
+    uint32_t kind;
+    uint32_t section_count;
+    uint64_t file_size;
+    uint64_t generation;  // publish time (seconds since the epoch)
+    uint64_t checksum;    // cache_checksum() of bytes [kChecksumStart, file_size)
+    uint32_t record_count;
+    uint32_t reserved[3];
+};
+static_assert(sizeof(FileHeader) == 64, "header layout");
+inline constexpr uint64_t kChecksumStart = 48;  // offsetof(FileHeader, record_count)
+
+struct SectionEntry {
+    uint32_t id;
+    uint32_t elem_size;
+    uint64_t offset;
+    uint64_t count;
+};
+static_assert(sizeof(SectionEntry) == 24, "section layout");
+
+struct StrRef {
+    uint32_t off;
+    uint32_t len;
+};
+
+struct UserRecord {
+    uint32_t uid;
+    uint32_t gid;
+    StrRef name, gecos, home, shell;
+};
+static_assert(sizeof(UserRecord) == 40, "user record layout");
+
+struct GroupRecord {
+    uint32_t gid;
+    uint32_t member_first;  // into Members
+    uint32_t member_count;
+    StrRef name;
+    uint32_t pad;
+};
+static_assert(sizeof(GroupRecord) == 24, "group record layout");
+
+struct MembershipEntry {
+    StrRef member;
+    uint32_t group_index;  // into Records
+};
+static_assert(sizeof(MembershipEntry) == 12, "membership layout");
+
+struct KeysRecord {
+    uint32_t uid;
+    uint32_t key_first;  // into Keys
+    uint32_t key_count;
+    StrRef name;
+    uint32_t pad;
+};
+static_assert(sizeof(KeysRecord) == 24, "keys record layout");
+
+// A fast 64-bit checksum over 8-byte words (tail zero-padded). It detects
+// truncation, torn writes and bit rot; it is not a MAC: the files are written
+// by root into a root-owned directory, and the reader's validation, not the
+// checksum, is what makes a hostile file harmless.
+inline uint64_t cache_checksum(const unsigned char* data, uint64_t size)
+{
+    uint64_t h = 0x9E3779B97F4A7C15ull ^ size;
+    uint64_t i = 0;
+    for (; i + 8 <= size; i += 8) {
+        uint64_t w;
+        __builtin_memcpy(&w, data + i, 8);
+        h ^= w * 0xBF58476D1CE4E5B9ull;
+        h = ((h << 31) | (h >> 33)) * 0x94D049BB133111EBull;
+    }
+    if (i < size) {
+        uint64_t w = 0;
+        __builtin_memcpy(&w, data + i, size - i);
+        h ^= w * 0xBF58476D1CE4E5B9ull;
+        h = ((h << 31) | (h >> 33)) * 0x94D049BB133111EBull;
+    }
+    h ^= h >> 29;
+    return h;
+}
+
+}  // namespace allot::idcache
+
+namespace allot::idcache {
+
+// Character rules shared by the writer and the reader. A name is what NSS and
+// sshd compare (user and group names, member names): no separators of the
+// passwd/group line formats (':' ','), no blanks, no control bytes. A field
+// (gecos, home, shell) may hold blanks but no ':' or control bytes. A key line
+// may hold blanks but no control bytes (a newline would start a second key).
+inline bool cache_control_byte(unsigned char c)
+{
+    return c < 0x20 || c == 0x7f;
+}
+
+inline bool cache_valid_name(const char* p, uint64_t n)
+{
+    if (n == 0 || n > kMaxNameLen) return false;
+    for (uint64_t i = 0; i < n; ++i) {
+        const auto c = static_cast<unsigned char>(p[i]);
+        if (cache_control_byte(c) || c == ':' || c == ',' || c == ' ') return false;
+    }
+    return true;
+}
+
+inline bool cache_valid_field(const char* p, uint64_t n)
+{
+    if (n > kMaxFieldLen) return false;
+    for (uint64_t i = 0; i < n; ++i) {
+        const auto c = static_cast<unsigned char>(p[i]);
+        if (cache_control_byte(c) || c == ':') return false;
+    }
+    return true;
+}
+
+inline bool cache_valid_key(const char* p, uint64_t n)
+{
+    if (n == 0 || n > kMaxKeyLen) return false;
+    for (uint64_t i = 0; i < n; ++i)
+        if (cache_control_byte(static_cast<unsigned char>(p[i]))) return false;
+    return true;
+}
+
+// Bytewise order of names, the order of every NAME_INDEX ("bob" < "bobby").
+inline int cache_compare(const char* a, uint64_t an, const char* b, uint64_t bn)
+{
+    const uint64_t n = an < bn ? an : bn;
+    const int c = n ? __builtin_memcmp(a, b, n) : 0;
+    if (c != 0) return c;
+    return an < bn ? -1 : (an > bn ? 1 : 0);
+}
+
+}  // namespace allot::idcache

@@ -1,0 +1,166 @@
+// scim_client.hpp - the SCIM 2.0 client model: parsing, paging and validation.
+//
+// allot-syncd pulls Users and Groups from the identity source with this code;
+// allot-keys reuses it for its live lookup. Everything here is pure: the only
+// I/O goes through the HttpClient interface (libcurl in syncd/curl_http.*,
+// a fake in the tests). The output of validate_directory() is the only way a
+// SCIM record becomes an allot::PosixUser, so a user without a valid uid, a
+// home outside the prefix or an injected SSH key never reaches a cache or
+// Slurm.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "allot/config.hpp"
+#include "allot/identity.hpp"
+#include "allot/result.hpp"
+
+namespace allot {
+
+inline constexpr const char* kScimListResponse =
+    "urn:ietf:params:scim:api:messages:2.0:ListResponse";
+inline constexpr const char* kScimErrorSchema = "urn:ietf:params:scim:api:messages:2.0:Error";
+inline constexpr size_t kScimMaxBody = 10u << 20;  // one page larger than this is an error
+
+// A User as the source sent it (only type-checked, not yet validated).
+struct ScimUser {
+    std::string id;
+    std::string user_name;
+    std::string display_name;
+    bool active = true;
+    bool has_extension = false;  // the POSIX extension object was present
+    std::optional<int64_t> uid;
+    std::optional<int64_t> gid;
+    std::string home;
+    std::string shell;
+    std::vector<std::string> ssh_keys;
+    std::string type_error;  // non-empty: a field had the wrong JSON type
+};
+
+struct ScimMember {
+    std::string value;    // id of the member resource
+    std::string type;     // "User", "Group" or empty
+    std::string display;  // informational
+};
+
+struct ScimGroup {
+    std::string id;
+    std::string display_name;
+    std::optional<int64_t> gid;  // gidNumber, top level or in an extension
+    std::vector<ScimMember> members;
+    std::string type_error;
+};
+
+template <typename T>
+struct ScimPage {
+    std::vector<T> resources;
+    int64_t total_results = 0;
+    int64_t start_index = 1;
+    int64_t items_per_page = 0;
+    std::string next_cursor;  // cursor paging (draft-ietf-scim-cursor-pagination)
+};
+
+// Parses a ListResponse of Users / Groups. Fails on malformed JSON, a body
+// over kScimMaxBody, a SCIM error body, or a list without "Resources" when
+// totalResults says there are some.
+Result<ScimPage<ScimUser>> parse_user_page(std::string_view body, const std::string& ext_schema);
+Result<ScimPage<ScimGroup>> parse_group_page(std::string_view body, const std::string& ext_schema);
+
+// ---- HTTP -----------------------------------------------------------------
+
+struct HttpResponse {
+    long status = 0;
+    std::string body;
+    uint32_t retry_after_seconds = 0;  // parsed Retry-After (0: none)
+};
+
+// Transport errors (DNS, TLS, timeout, body too large) are Error; any HTTP
+// answer, including 4xx/5xx, is a response.
+class HttpClient {
+public:
+    virtual ~HttpClient() = default;
+    virtual Result<HttpResponse> get(const std::string& url) = 0;
+};
+
+// What to do after attempt `attempt` (1-based) failed. Pure, so the policy is
+// tested without sleeping: exponential backoff base*2^(n-1) capped at max,
+// plus deterministic jitter from `jitter_seed` (0..999 per mille of the delay,
+// up to +25 %), honouring Retry-After when the server sent one.
+struct RetryPolicy {
+    uint32_t max_attempts = 4;
+    uint32_t base_delay_ms = 500;
+    uint32_t max_delay_ms = 30000;
+};
+struct RetryDecision {
+    bool retry = false;
+    uint32_t delay_ms = 0;
+};
+// status: HTTP status, or 0 for a transport error.
+RetryDecision retry_decision(const RetryPolicy& policy, uint32_t attempt, long status,
+                             uint32_t retry_after_seconds, uint32_t jitter_seed);
+
+struct ScimFetchOptions {
+    std::string base_url;  // https://host/scim/v2 (no trailing slash needed)
+    std::string ext_schema;
+    uint32_t page_size = 500;
+    uint32_t max_pages = 100000;  // guards against servers that never end
+    uint32_t max_resources = 1000000;
+    RetryPolicy retry;
+    std::function<void(uint32_t ms)> sleep;  // empty: no sleeping (tests)
+    std::function<uint32_t()> jitter;        // empty: 0
+};
+
+struct ScimDirectory {
+    std::vector<ScimUser> users;
+    std::vector<ScimGroup> groups;
+    uint32_t requests = 0;
+    uint32_t retries = 0;
+};
+
+// Percent-encodes a query value (RFC 3986 unreserved kept).
+std::string url_encode(std::string_view value);
+
+// Pulls every User (asking for the extension by name in `attributes`) and
+// every Group. Fails when the source answers users without the extension
+// at all: that is a misconfigured source, not a set of bad records.
+Result<ScimDirectory> fetch_directory(HttpClient& http, const ScimFetchOptions& options);
+
+// One user by userName (filter=userName eq "x"), for allot-keys.
+Result<std::optional<ScimUser>> fetch_user(HttpClient& http, const ScimFetchOptions& options,
+                                           const std::string& user_name);
+
+// ---- validation -----------------------------------------------------------
+
+struct Rejection {
+    std::string kind;    // "user", "group", "ssh-key", "member"
+    std::string object;  // userName / displayName / id, sanitised for logs
+    std::string reason;
+};
+
+struct ValidatedDirectory {
+    std::vector<PosixUser> users;    // sorted by name
+    std::vector<PosixGroup> groups;  // sorted by name; gid 0 = no POSIX gid (not published)
+    std::vector<Rejection> rejections;
+    uint32_t inactive = 0;  // active=false users, skipped (not a rejection)
+};
+
+// The name rules for userName and group displayName: POSIX portable filename
+// characters [A-Za-z0-9._-], 1-32 long, no leading '-', not all digits.
+bool valid_posix_name(std::string_view name);
+
+// A printable, length-limited form of untrusted text for log lines.
+std::string log_safe(std::string_view text);
+
+// Validates every record against the identity config. Bad records are
+// rejected one by one with a reason; the rest are kept. Nested groups are
+// FLATTENED: a group's members include the users of the groups it contains
+// (transitively, cycles cut), so a team defined as a parent group works.
+ValidatedDirectory validate_directory(const ScimDirectory& source, const IdentityConfig& identity);
+
+}  // namespace allot

@@ -1,0 +1,405 @@
+// identity_cache.cpp - building and publishing the identity caches (see
+// allot/identity_cache.hpp for the contract, allot/identity_cache_format.hpp
+// for the layout).
+#include "allot/identity_cache.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstddef>
+#include <cstring>
+#include <ctime>
+#include <set>
+#include <string_view>
+#include <utility>
+
+#include "allot/identity_cache_format.hpp"
+
+namespace allot {
+namespace {
+
+using idcache::Kind;
+using idcache::SectionId;
+using idcache::StrRef;
+
+struct Section {
+    SectionId id;
+    uint32_t elem_size;
+    uint64_t count;
+    std::string bytes;
+};
+
+template <typename T>
+void append_pod(std::string& out, const T& value)
+{
+    out.append(reinterpret_cast<const char*>(&value), sizeof value);
+}
+
+// The string blob of one file; every string is stored once per reference.
+class Strings {
+public:
+    Result<StrRef> add(std::string_view s)
+    {
+        if (blob_.size() + s.size() > 0xFFFFFFFFull) return make_error("cache strings over 4 GiB");
+        StrRef r{static_cast<uint32_t>(blob_.size()), static_cast<uint32_t>(s.size())};
+        blob_.append(s.data(), s.size());
+        return r;
+    }
+    Section section() && { return Section{SectionId::Strings, 1, blob_.size(), std::move(blob_)}; }
+
+private:
+    std::string blob_;
+};
+
+std::string printable(std::string_view s)
+{
+    std::string out;
+    for (char c : s.substr(0, 64)) {
+        const auto u = static_cast<unsigned char>(c);
+        out += (u < 0x20 || u == 0x7f) ? '?' : c;
+    }
+    return out;
+}
+
+std::string assemble(Kind kind, uint32_t record_count, uint64_t generation,
+                     std::vector<Section>& sections)
+{
+    idcache::FileHeader h{};
+    std::memcpy(h.magic, idcache::kCacheMagic, sizeof h.magic);
+    h.endian = idcache::kCacheEndian;
+    h.version = idcache::kCacheVersion;
+    h.kind = static_cast<uint32_t>(kind);
+    h.section_count = static_cast<uint32_t>(sections.size());
+    h.generation = generation;
+    h.record_count = record_count;
+
+    uint64_t offset = sizeof(idcache::FileHeader) + sections.size() * sizeof(idcache::SectionEntry);
+    std::string table;
+    for (const auto& s : sections) {
+        offset = (offset + 7) & ~uint64_t(7);
+        append_pod(table, idcache::SectionEntry{static_cast<uint32_t>(s.id), s.elem_size, offset,
+                                                s.count});
+        offset += s.bytes.size();
+    }
+    h.file_size = offset;
+
+    std::string out;
+    out.reserve(offset);
+    append_pod(out, h);
+    out += table;
+    for (const auto& s : sections) {
+        out.resize((out.size() + 7) & ~size_t(7), '\0');
+        out += s.bytes;
+    }
+    const auto* bytes = reinterpret_cast<const unsigned char*>(out.data());
+    h.checksum = idcache::cache_checksum(bytes + idcache::kChecksumStart,
+                                         out.size() - idcache::kChecksumStart);
+    std::memcpy(out.data() + offsetof(idcache::FileHeader, checksum), &h.checksum,
+                sizeof h.checksum);
+    return out;
+}
+
+Section index_section(SectionId id, const std::vector<uint32_t>& index)
+{
+    Section s{id, sizeof(uint32_t), index.size(), {}};
+    for (uint32_t v : index) append_pod(s.bytes, v);
+    return s;
+}
+
+Result<std::string> build_passwd(const std::vector<const PosixUser*>& users, uint64_t generation)
+{
+    Strings strings;
+    Section records{SectionId::Records, sizeof(idcache::UserRecord), users.size(), {}};
+    std::vector<uint32_t> by_name, by_id;
+    for (uint32_t i = 0; i < users.size(); ++i) {
+        const PosixUser& u = *users[i];
+        idcache::UserRecord r{};
+        r.uid = u.uid;
+        r.gid = u.gid;
+        auto name = strings.add(u.name), gecos = strings.add(u.gecos), home = strings.add(u.home),
+             shell = strings.add(u.shell);
+        if (!name || !gecos || !home || !shell) return make_error("cache strings over 4 GiB");
+        r.name = name.value();
+        r.gecos = gecos.value();
+        r.home = home.value();
+        r.shell = shell.value();
+        append_pod(records.bytes, r);
+        by_name.push_back(i);  // records are already in name order
+        by_id.push_back(i);
+    }
+    std::sort(by_id.begin(), by_id.end(),
+              [&](uint32_t a, uint32_t b) { return users[a]->uid < users[b]->uid; });
+    std::vector<Section> sections;
+    sections.push_back(std::move(records));
+    sections.push_back(index_section(SectionId::NameIndex, by_name));
+    sections.push_back(index_section(SectionId::IdIndex, by_id));
+    sections.push_back(std::move(strings).section());
+    return assemble(Kind::Passwd, static_cast<uint32_t>(users.size()), generation, sections);
+}
+
+Result<std::string> build_group(const std::vector<const PosixGroup*>& groups, uint64_t generation)
+{
+    Strings strings;
+    Section records{SectionId::Records, sizeof(idcache::GroupRecord), groups.size(), {}};
+    Section members{SectionId::Members, sizeof(StrRef), 0, {}};
+    struct Membership {
+        std::string_view name;
+        StrRef ref;
+        uint32_t group;
+    };
+    std::vector<Membership> memberships;
+    std::vector<uint32_t> by_name, by_id;
+    for (uint32_t i = 0; i < groups.size(); ++i) {
+        const PosixGroup& g = *groups[i];
+        idcache::GroupRecord r{};
+        r.gid = g.gid;
+        auto name = strings.add(g.name);
+        if (!name) return name.error();
+        r.name = name.value();
+        r.member_first = static_cast<uint32_t>(members.count);
+        std::set<std::string_view> seen;
+        for (const auto& m : g.members) {
+            if (!idcache::cache_valid_name(m.data(), m.size()))
+                return make_error("group " + printable(g.name) + ": invalid member name '" +
+                                  printable(m) + "'");
+            if (!seen.insert(m).second) continue;
+            auto ref = strings.add(m);
+            if (!ref) return ref.error();
+            append_pod(members.bytes, ref.value());
+            memberships.push_back(Membership{m, ref.value(), i});
+            ++members.count;
+            if (members.count > 0xFFFFFFFFull) return make_error("too many group members");
+        }
+        r.member_count = static_cast<uint32_t>(members.count - r.member_first);
+        append_pod(records.bytes, r);
+        by_name.push_back(i);
+        by_id.push_back(i);
+    }
+    std::sort(by_id.begin(), by_id.end(),
+              [&](uint32_t a, uint32_t b) { return groups[a]->gid < groups[b]->gid; });
+    std::sort(memberships.begin(), memberships.end(), [](const Membership& a, const Membership& b) {
+        const int c =
+            idcache::cache_compare(a.name.data(), a.name.size(), b.name.data(), b.name.size());
+        return c != 0 ? c < 0 : a.group < b.group;
+    });
+    Section membership{
+        SectionId::Membership, sizeof(idcache::MembershipEntry), memberships.size(), {}};
+    for (const auto& m : memberships)
+        append_pod(membership.bytes, idcache::MembershipEntry{m.ref, m.group});
+
+    std::vector<Section> sections;
+    sections.push_back(std::move(records));
+    sections.push_back(index_section(SectionId::NameIndex, by_name));
+    sections.push_back(index_section(SectionId::IdIndex, by_id));
+    sections.push_back(std::move(members));
+    sections.push_back(std::move(membership));
+    sections.push_back(std::move(strings).section());
+    return assemble(Kind::Group, static_cast<uint32_t>(groups.size()), generation, sections);
+}
+
+Result<std::string> build_keys(const std::vector<const PosixUser*>& users, uint64_t generation)
+{
+    Strings strings;
+    Section records{SectionId::Records, sizeof(idcache::KeysRecord), users.size(), {}};
+    Section keys{SectionId::Keys, sizeof(StrRef), 0, {}};
+    std::vector<uint32_t> by_name;
+    for (uint32_t i = 0; i < users.size(); ++i) {
+        const PosixUser& u = *users[i];
+        if (u.ssh_keys.size() > idcache::kMaxKeysPerUser)
+            return make_error("user " + printable(u.name) + ": more than " +
+                              std::to_string(idcache::kMaxKeysPerUser) + " SSH keys");
+        idcache::KeysRecord r{};
+        r.uid = u.uid;
+        auto name = strings.add(u.name);
+        if (!name) return name.error();
+        r.name = name.value();
+        r.key_first = static_cast<uint32_t>(keys.count);
+        for (const auto& k : u.ssh_keys) {
+            if (!idcache::cache_valid_key(k.data(), k.size()))
+                return make_error("user " + printable(u.name) +
+                                  ": SSH key line empty, too long or with control characters");
+            auto ref = strings.add(k);
+            if (!ref) return ref.error();
+            append_pod(keys.bytes, ref.value());
+            ++keys.count;
+        }
+        r.key_count = static_cast<uint32_t>(u.ssh_keys.size());
+        append_pod(records.bytes, r);
+        by_name.push_back(i);
+    }
+    std::vector<Section> sections;
+    sections.push_back(std::move(records));
+    sections.push_back(index_section(SectionId::NameIndex, by_name));
+    sections.push_back(std::move(keys));
+    sections.push_back(std::move(strings).section());
+    return assemble(Kind::Keys, static_cast<uint32_t>(users.size()), generation, sections);
+}
+
+bool by_name_less(std::string_view a, std::string_view b)
+{
+    return idcache::cache_compare(a.data(), a.size(), b.data(), b.size()) < 0;
+}
+
+// Writes `bytes` to dir/name through a temporary file and rename(2).
+Result<bool> write_atomic(const std::string& dir, const char* name, const std::string& bytes,
+                          mode_t mode, gid_t gid, bool do_fsync)
+{
+    std::string tmp = dir + "/." + name + ".XXXXXX";
+    const int fd = mkostemp(tmp.data(), O_CLOEXEC);
+    if (fd < 0)
+        return make_error("creating a temporary file in " + dir + ": " + std::strerror(errno));
+    const auto fail = [&](const std::string& what) -> Result<bool> {
+        const int e = errno;
+        close(fd);
+        unlink(tmp.c_str());
+        return make_error(what + " " + tmp + ": " + std::strerror(e));
+    };
+    size_t done = 0;
+    while (done < bytes.size()) {
+        const ssize_t n = write(fd, bytes.data() + done, bytes.size() - done);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) return fail("writing");
+        done += static_cast<size_t>(n);
+    }
+    if (fchmod(fd, mode) != 0) return fail("chmod");
+    if (gid != static_cast<gid_t>(-1)) {
+        struct stat st;
+        if (fstat(fd, &st) != 0) return fail("stat");
+        if (st.st_gid != gid && fchown(fd, static_cast<uid_t>(-1), gid) != 0) return fail("chown");
+    }
+    if (do_fsync && fsync(fd) != 0) return fail("fsync");
+    if (close(fd) != 0) {
+        unlink(tmp.c_str());
+        return make_error("closing " + tmp + ": " + std::strerror(errno));
+    }
+    const std::string final_path = dir + "/" + name;
+    if (rename(tmp.c_str(), final_path.c_str()) != 0) {
+        const int e = errno;
+        unlink(tmp.c_str());
+        return make_error("renaming " + tmp + " to " + final_path + ": " + std::strerror(e));
+    }
+    return true;
+}
+
+}  // namespace
+
+Result<CacheImages> build_identity_cache(const std::vector<PosixUser>& users,
+                                         const std::vector<PosixGroup>& groups, uint64_t generation)
+{
+    std::vector<const PosixUser*> u;
+    u.reserve(users.size());
+    for (const auto& user : users) {
+        if (!idcache::cache_valid_name(user.name.data(), user.name.size()))
+            return make_error("invalid user name '" + printable(user.name) + "'");
+        if (user.uid == 0 || user.gid == 0)
+            return make_error("user " + user.name + ": uid and primary gid must not be 0");
+        if (!idcache::cache_valid_field(user.gecos.data(), user.gecos.size()) ||
+            !idcache::cache_valid_field(user.home.data(), user.home.size()) ||
+            !idcache::cache_valid_field(user.shell.data(), user.shell.size()))
+            return make_error("user " + user.name +
+                              ": gecos, home or shell too long or with ':' or control characters");
+        u.push_back(&user);
+    }
+    std::sort(u.begin(), u.end(), [](const PosixUser* a, const PosixUser* b) {
+        return by_name_less(a->name, b->name);
+    });
+    for (size_t i = 1; i < u.size(); ++i)
+        if (u[i - 1]->name == u[i]->name) return make_error("duplicate user name " + u[i]->name);
+    {
+        std::vector<uint32_t> uids;
+        for (const auto* p : u) uids.push_back(p->uid);
+        std::sort(uids.begin(), uids.end());
+        auto dup = std::adjacent_find(uids.begin(), uids.end());
+        if (dup != uids.end()) return make_error("duplicate uid " + std::to_string(*dup));
+    }
+
+    std::vector<const PosixGroup*> g;
+    for (const auto& group : groups) {
+        if (group.gid == 0) continue;  // no POSIX gid: not a Unix group
+        if (!idcache::cache_valid_name(group.name.data(), group.name.size()))
+            return make_error("invalid group name '" + printable(group.name) + "'");
+        g.push_back(&group);
+    }
+    std::sort(g.begin(), g.end(), [](const PosixGroup* a, const PosixGroup* b) {
+        return by_name_less(a->name, b->name);
+    });
+    for (size_t i = 1; i < g.size(); ++i)
+        if (g[i - 1]->name == g[i]->name) return make_error("duplicate group name " + g[i]->name);
+    {
+        std::vector<uint32_t> gids;
+        for (const auto* p : g) gids.push_back(p->gid);
+        std::sort(gids.begin(), gids.end());
+        auto dup = std::adjacent_find(gids.begin(), gids.end());
+        if (dup != gids.end()) return make_error("duplicate gid " + std::to_string(*dup));
+    }
+    if (u.size() > 0xFFFFFFFEull || g.size() > 0xFFFFFFFEull)
+        return make_error("too many records for one cache");
+
+    auto passwd = build_passwd(u, generation);
+    if (!passwd) return passwd.error();
+    auto group = build_group(g, generation);
+    if (!group) return group.error();
+    auto keys = build_keys(u, generation);
+    if (!keys) return keys.error();
+    return CacheImages{std::move(passwd).value(), std::move(group).value(),
+                       std::move(keys).value()};
+}
+
+Result<bool> publish_identity_cache(const std::string& dir, const std::vector<PosixUser>& users,
+                                    const std::vector<PosixGroup>& groups)
+{
+    return publish_identity_cache(dir, users, groups, CacheWriteOptions{});
+}
+
+Result<bool> publish_identity_cache(const std::string& dir, const std::vector<PosixUser>& users,
+                                    const std::vector<PosixGroup>& groups,
+                                    const CacheWriteOptions& options)
+{
+    const uint64_t generation =
+        options.generation ? options.generation : static_cast<uint64_t>(std::time(nullptr));
+    auto images = build_identity_cache(users, groups, generation);
+    if (!images) return images.error();
+
+    if (mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST)
+        return make_error("creating " + dir + ": " + std::strerror(errno));
+    struct stat dst;
+    if (stat(dir.c_str(), &dst) != 0 || !S_ISDIR(dst.st_mode))
+        return make_error(dir + " is not a directory");
+    const gid_t keys_gid =
+        options.keys_gid == static_cast<gid_t>(-1) ? dst.st_gid : options.keys_gid;
+
+    const struct {
+        const char* name;
+        const std::string* bytes;
+        mode_t mode;
+        gid_t gid;
+    } files[] = {
+        {kPasswdCacheFile, &images.value().passwd, 0644, static_cast<gid_t>(-1)},
+        {kGroupCacheFile, &images.value().group, 0644, static_cast<gid_t>(-1)},
+        {kKeysCacheFile, &images.value().keys, options.keys_mode, keys_gid},
+    };
+    std::string published;
+    for (const auto& f : files) {
+        auto r = write_atomic(dir, f.name, *f.bytes, f.mode, f.gid, options.fsync);
+        if (!r) {
+            return make_error(r.error().message + (published.empty()
+                                                       ? std::string(" (no cache replaced)")
+                                                       : " (already replaced:" + published + ")"));
+        }
+        published += " " + std::string(f.name);
+    }
+    if (options.fsync) {
+        // Make the renames themselves durable.
+        const int dfd = open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (dfd >= 0) {
+            fsync(dfd);
+            close(dfd);
+        }
+    }
+    return true;
+}
+
+}  // namespace allot

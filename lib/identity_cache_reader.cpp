@@ -1,0 +1,570 @@
+// identity_cache_reader.cpp - mmap, validate and search the identity caches
+// (see allot/identity_cache_reader.hpp).
+//
+// Written to need nothing from libstdc++ at run time (no new/delete, no
+// exceptions, no std containers): libnss_allot is loaded into every process
+// on a node and is built with -fno-exceptions, so this file must not pull the
+// C++ runtime in behind it.
+#include "allot/identity_cache_reader.hpp"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+
+namespace allot::idcache {
+
+struct Snapshot {
+    int refs;
+    bool mapped;  // munmap (file) or free (bytes copied in)
+    void* mem;
+    size_t mem_size;
+    Kind kind;
+    uint32_t count;
+    uint64_t generation;
+    const void* records;
+    const uint32_t* name_index;
+    const uint32_t* id_index;
+    const char* strings;
+    uint64_t strings_size;
+    const StrRef* members;
+    uint64_t members_count;
+    const MembershipEntry* membership;
+    uint64_t membership_count;
+    const StrRef* keys;
+    uint64_t keys_count;
+};
+
+namespace {
+
+struct Section {
+    bool present;
+    const unsigned char* data;
+    uint64_t count;
+};
+
+uint32_t expected_elem_size(Kind kind, SectionId id)
+{
+    switch (id) {
+        case SectionId::Records:
+            switch (kind) {
+                case Kind::Passwd: return sizeof(UserRecord);
+                case Kind::Group: return sizeof(GroupRecord);
+                case Kind::Keys: return sizeof(KeysRecord);
+            }
+            return 0;
+        case SectionId::NameIndex:
+        case SectionId::IdIndex: return sizeof(uint32_t);
+        case SectionId::Strings: return 1;
+        case SectionId::Members: return kind == Kind::Group ? sizeof(StrRef) : 0;
+        case SectionId::Membership: return kind == Kind::Group ? sizeof(MembershipEntry) : 0;
+        case SectionId::Keys: return kind == Kind::Keys ? sizeof(StrRef) : 0;
+    }
+    return 0;
+}
+
+bool ref_ok(const Snapshot& s, const StrRef& r)
+{
+    return uint64_t(r.off) + r.len <= s.strings_size;
+}
+const char* str_of(const Snapshot& s, const StrRef& r)
+{
+    return s.strings + r.off;
+}
+bool name_ok(const Snapshot& s, const StrRef& r)
+{
+    return ref_ok(s, r) && cache_valid_name(str_of(s, r), r.len);
+}
+bool field_ok(const Snapshot& s, const StrRef& r)
+{
+    return ref_ok(s, r) && cache_valid_field(str_of(s, r), r.len);
+}
+
+const UserRecord* users(const Snapshot& s)
+{
+    return static_cast<const UserRecord*>(s.records);
+}
+const GroupRecord* groups(const Snapshot& s)
+{
+    return static_cast<const GroupRecord*>(s.records);
+}
+const KeysRecord* keyrecs(const Snapshot& s)
+{
+    return static_cast<const KeysRecord*>(s.records);
+}
+
+StrRef name_ref(const Snapshot& s, uint32_t i)
+{
+    switch (s.kind) {
+        case Kind::Passwd: return users(s)[i].name;
+        case Kind::Group: return groups(s)[i].name;
+        case Kind::Keys: return keyrecs(s)[i].name;
+    }
+    return StrRef{0, 0};
+}
+uint32_t id_of(const Snapshot& s, uint32_t i)
+{
+    return s.kind == Kind::Passwd ? users(s)[i].uid
+                                  : (s.kind == Kind::Group ? groups(s)[i].gid : keyrecs(s)[i].uid);
+}
+
+// Checks the records' contents and both indexes; the sections are in bounds.
+const char* validate_contents(const Snapshot& s)
+{
+    for (uint32_t i = 0; i < s.count; ++i) {
+        switch (s.kind) {
+            case Kind::Passwd: {
+                const UserRecord& u = users(s)[i];
+                if (!name_ok(s, u.name)) return "bad user name";
+                if (!field_ok(s, u.gecos) || !field_ok(s, u.home) || !field_ok(s, u.shell))
+                    return "bad user field";
+                if (u.uid == 0 || u.gid == 0) return "uid or gid 0";
+                break;
+            }
+            case Kind::Group: {
+                const GroupRecord& g = groups(s)[i];
+                if (!name_ok(s, g.name)) return "bad group name";
+                if (g.gid == 0) return "gid 0";
+                if (uint64_t(g.member_first) + g.member_count > s.members_count)
+                    return "member range out of bounds";
+                break;
+            }
+            case Kind::Keys: {
+                const KeysRecord& k = keyrecs(s)[i];
+                if (!name_ok(s, k.name)) return "bad keys user name";
+                if (k.key_count > kMaxKeysPerUser) return "too many keys";
+                if (uint64_t(k.key_first) + k.key_count > s.keys_count)
+                    return "key range out of bounds";
+                break;
+            }
+        }
+    }
+    for (uint64_t i = 0; i < s.members_count; ++i)
+        if (!name_ok(s, s.members[i])) return "bad member name";
+    for (uint64_t i = 0; i < s.keys_count; ++i)
+        if (!ref_ok(s, s.keys[i]) || !cache_valid_key(str_of(s, s.keys[i]), s.keys[i].len))
+            return "bad key line";
+    // Strictly increasing names (and ids): the indexes are permutations and a
+    // binary search over them is exact.
+    for (uint32_t i = 0; i < s.count; ++i) {
+        if (s.name_index[i] >= s.count) return "name index out of bounds";
+        if (i > 0) {
+            const StrRef a = name_ref(s, s.name_index[i - 1]);
+            const StrRef b = name_ref(s, s.name_index[i]);
+            if (cache_compare(str_of(s, a), a.len, str_of(s, b), b.len) >= 0)
+                return "name index not sorted";
+        }
+        if (s.id_index) {
+            if (s.id_index[i] >= s.count) return "id index out of bounds";
+            if (i > 0 && id_of(s, s.id_index[i - 1]) >= id_of(s, s.id_index[i]))
+                return "id index not sorted";
+        }
+    }
+    for (uint64_t i = 0; i < s.membership_count; ++i) {
+        const MembershipEntry& m = s.membership[i];
+        if (m.group_index >= s.count) return "membership out of bounds";
+        if (!name_ok(s, m.member)) return "bad membership name";
+        if (i > 0) {
+            const MembershipEntry& p = s.membership[i - 1];
+            const int c =
+                cache_compare(str_of(s, p.member), p.member.len, str_of(s, m.member), m.member.len);
+            if (c > 0 || (c == 0 && p.group_index >= m.group_index)) return "membership not sorted";
+        }
+    }
+    return nullptr;
+}
+
+// Fills `s` from the image at s.mem; returns nullptr or why it is invalid.
+const char* validate(Snapshot& s, Kind kind)
+{
+    const auto* base = static_cast<const unsigned char*>(s.mem);
+    const uint64_t size = s.mem_size;
+    if (size < sizeof(FileHeader)) return "truncated (no header)";
+    FileHeader h;
+    std::memcpy(&h, base, sizeof h);
+    if (std::memcmp(h.magic, kCacheMagic, sizeof h.magic) != 0) return "not an allot cache";
+    if (h.endian != kCacheEndian) return "wrong byte order";
+    if (h.version != kCacheVersion) return "unsupported cache version";
+    if (h.kind != static_cast<uint32_t>(kind)) return "wrong cache kind";
+    if (h.file_size != size) return "truncated (size mismatch)";
+    if (h.section_count > kMaxSections) return "too many sections";
+    const uint64_t table_end =
+        sizeof(FileHeader) + uint64_t(h.section_count) * sizeof(SectionEntry);
+    if (table_end > size) return "truncated (section table)";
+    if (cache_checksum(base + kChecksumStart, size - kChecksumStart) != h.checksum)
+        return "bad checksum";
+
+    Section sec[8] = {};
+    for (uint32_t i = 0; i < h.section_count; ++i) {
+        SectionEntry e;
+        std::memcpy(&e, base + sizeof(FileHeader) + uint64_t(i) * sizeof(SectionEntry), sizeof e);
+        if (e.id < 1 || e.id > 7) return "unknown section";
+        const uint32_t want = expected_elem_size(kind, static_cast<SectionId>(e.id));
+        if (want == 0 || e.elem_size != want) return "bad section element size";
+        if (sec[e.id].present) return "duplicate section";
+        if (e.offset % 8 != 0 || e.offset < table_end || e.offset > size)
+            return "bad section offset";
+        if (e.count > (size - e.offset) / e.elem_size) return "section out of bounds";
+        sec[e.id] = Section{true, base + e.offset, e.count};
+    }
+    const auto need = [&](SectionId id) { return sec[static_cast<int>(id)].present; };
+    const auto get = [&](SectionId id) -> const Section& { return sec[static_cast<int>(id)]; };
+    if (!need(SectionId::Records) || !need(SectionId::NameIndex) || !need(SectionId::Strings))
+        return "missing section";
+    if (kind != Kind::Keys && !need(SectionId::IdIndex)) return "missing id index";
+    if (kind == Kind::Group && (!need(SectionId::Members) || !need(SectionId::Membership)))
+        return "missing member sections";
+    if (kind == Kind::Keys && !need(SectionId::Keys)) return "missing keys section";
+    if (get(SectionId::Records).count != h.record_count ||
+        get(SectionId::NameIndex).count != h.record_count ||
+        (need(SectionId::IdIndex) && get(SectionId::IdIndex).count != h.record_count))
+        return "record count mismatch";
+    if (get(SectionId::Strings).count > 0xFFFFFFFFull) return "string section too large";
+
+    s.kind = kind;
+    s.count = h.record_count;
+    s.generation = h.generation;
+    s.records = get(SectionId::Records).data;
+    s.name_index = reinterpret_cast<const uint32_t*>(get(SectionId::NameIndex).data);
+    s.id_index = need(SectionId::IdIndex)
+                     ? reinterpret_cast<const uint32_t*>(get(SectionId::IdIndex).data)
+                     : nullptr;
+    s.strings = reinterpret_cast<const char*>(get(SectionId::Strings).data);
+    s.strings_size = get(SectionId::Strings).count;
+    if (need(SectionId::Members)) {
+        s.members = reinterpret_cast<const StrRef*>(get(SectionId::Members).data);
+        s.members_count = get(SectionId::Members).count;
+    }
+    if (need(SectionId::Membership)) {
+        s.membership = reinterpret_cast<const MembershipEntry*>(get(SectionId::Membership).data);
+        s.membership_count = get(SectionId::Membership).count;
+    }
+    if (need(SectionId::Keys)) {
+        s.keys = reinterpret_cast<const StrRef*>(get(SectionId::Keys).data);
+        s.keys_count = get(SectionId::Keys).count;
+    }
+    return validate_contents(s);
+}
+
+void destroy(Snapshot* s)
+{
+    if (s->mapped) {
+        if (s->mem) munmap(s->mem, s->mem_size);
+    } else {
+        std::free(s->mem);
+    }
+    std::free(s);
+}
+
+Snapshot* finish(Snapshot* s, Kind kind, const char** why)
+{
+    const char* err = validate(*s, kind);
+    if (err) {
+        if (why) *why = err;
+        destroy(s);
+        return nullptr;
+    }
+    s->refs = 1;
+    return s;
+}
+
+// Binary search of the name index; returns the record number or -1.
+int64_t find_name(const Snapshot& s, const char* name, size_t len)
+{
+    if (!name) return -1;
+    uint32_t lo = 0, hi = s.count;
+    while (lo < hi) {
+        const uint32_t mid = lo + (hi - lo) / 2;
+        const StrRef r = name_ref(s, s.name_index[mid]);
+        const int c = cache_compare(str_of(s, r), r.len, name, len);
+        if (c == 0) return s.name_index[mid];
+        if (c < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return -1;
+}
+
+int64_t find_id(const Snapshot& s, uint32_t id)
+{
+    if (!s.id_index) return -1;
+    uint32_t lo = 0, hi = s.count;
+    while (lo < hi) {
+        const uint32_t mid = lo + (hi - lo) / 2;
+        const uint32_t v = id_of(s, s.id_index[mid]);
+        if (v == id) return s.id_index[mid];
+        if (v < id)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return -1;
+}
+
+void fill_user(const Snapshot& s, uint32_t i, UserView* out)
+{
+    const UserRecord& u = users(s)[i];
+    *out = UserView{Str{str_of(s, u.name), u.name.len},
+                    Str{str_of(s, u.gecos), u.gecos.len},
+                    Str{str_of(s, u.home), u.home.len},
+                    Str{str_of(s, u.shell), u.shell.len},
+                    u.uid,
+                    u.gid};
+}
+
+void fill_group(const Snapshot& s, uint32_t i, GroupView* out)
+{
+    const GroupRecord& g = groups(s)[i];
+    *out = GroupView{Str{str_of(s, g.name), g.name.len}, g.gid, g.member_count,
+                     s.members + g.member_first, s.strings};
+}
+
+int64_t ns_of(const struct timespec& ts)
+{
+    return int64_t(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+}
+
+bool same_ident(const CacheHandle& h, const struct stat& st)
+{
+    return h.have_ident && h.dev == st.st_dev && h.ino == st.st_ino && h.size == st.st_size &&
+           h.mtime_ns == ns_of(st.st_mtim) && h.ctime_ns == ns_of(st.st_ctim);
+}
+
+void set_ident(CacheHandle& h, const struct stat& st, bool failed)
+{
+    h.have_ident = true;
+    h.ident_failed = failed;
+    h.dev = st.st_dev;
+    h.ino = st.st_ino;
+    h.size = st.st_size;
+    h.mtime_ns = ns_of(st.st_mtim);
+    h.ctime_ns = ns_of(st.st_ctim);
+}
+
+// Opens `path` and maps it; on success *st describes the mapped file.
+Snapshot* open_file(const char* path, Kind kind, struct stat* st, const char** why)
+{
+    const int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+    if (fd < 0) {
+        if (why) *why = errno == ENOENT ? "missing" : "cannot open";
+        return nullptr;
+    }
+    struct stat local;
+    if (!st) st = &local;
+    if (fstat(fd, st) != 0 || !S_ISREG(st->st_mode)) {
+        close(fd);
+        if (why) *why = "not a regular file";
+        return nullptr;
+    }
+    if (st->st_size < static_cast<off_t>(sizeof(FileHeader))) {
+        close(fd);
+        if (why) *why = "truncated (no header)";
+        return nullptr;
+    }
+    void* mem = mmap(nullptr, static_cast<size_t>(st->st_size), PROT_READ, MAP_SHARED, fd, 0);
+    close(fd);
+    if (mem == MAP_FAILED) {
+        if (why) *why = "cannot map";
+        return nullptr;
+    }
+    auto* s = static_cast<Snapshot*>(std::calloc(1, sizeof(Snapshot)));
+    if (!s) {
+        munmap(mem, static_cast<size_t>(st->st_size));
+        if (why) *why = "out of memory";
+        return nullptr;
+    }
+    s->mapped = true;
+    s->mem = mem;
+    s->mem_size = static_cast<size_t>(st->st_size);
+    return finish(s, kind, why);
+}
+
+}  // namespace
+
+Snapshot* snapshot_open(const char* path, Kind kind, const char** why) noexcept
+{
+    return open_file(path, kind, nullptr, why);
+}
+
+Snapshot* snapshot_from_bytes(const void* data, size_t size, Kind kind, const char** why) noexcept
+{
+    auto* s = static_cast<Snapshot*>(std::calloc(1, sizeof(Snapshot)));
+    void* mem = std::malloc(size ? size : 1);
+    if (!s || !mem) {
+        std::free(s);
+        std::free(mem);
+        if (why) *why = "out of memory";
+        return nullptr;
+    }
+    if (size) std::memcpy(mem, data, size);
+    s->mapped = false;
+    s->mem = mem;
+    s->mem_size = size;
+    return finish(s, kind, why);
+}
+
+void snapshot_ref(Snapshot* snap) noexcept
+{
+    if (snap) __atomic_add_fetch(&snap->refs, 1, __ATOMIC_RELAXED);
+}
+
+void snapshot_unref(Snapshot* snap) noexcept
+{
+    if (snap && __atomic_sub_fetch(&snap->refs, 1, __ATOMIC_ACQ_REL) == 0) destroy(snap);
+}
+
+uint32_t snapshot_count(const Snapshot* snap) noexcept
+{
+    return snap ? snap->count : 0;
+}
+uint64_t snapshot_generation(const Snapshot* snap) noexcept
+{
+    return snap ? snap->generation : 0;
+}
+
+bool user_by_name(const Snapshot* snap, const char* name, size_t len, UserView* out) noexcept
+{
+    if (!snap || snap->kind != Kind::Passwd) return false;
+    const int64_t i = find_name(*snap, name, len);
+    if (i < 0) return false;
+    fill_user(*snap, static_cast<uint32_t>(i), out);
+    return true;
+}
+
+bool user_by_uid(const Snapshot* snap, uint32_t uid, UserView* out) noexcept
+{
+    if (!snap || snap->kind != Kind::Passwd) return false;
+    const int64_t i = find_id(*snap, uid);
+    if (i < 0) return false;
+    fill_user(*snap, static_cast<uint32_t>(i), out);
+    return true;
+}
+
+bool user_at(const Snapshot* snap, uint32_t index, UserView* out) noexcept
+{
+    if (!snap || snap->kind != Kind::Passwd || index >= snap->count) return false;
+    fill_user(*snap, index, out);
+    return true;
+}
+
+bool group_by_name(const Snapshot* snap, const char* name, size_t len, GroupView* out) noexcept
+{
+    if (!snap || snap->kind != Kind::Group) return false;
+    const int64_t i = find_name(*snap, name, len);
+    if (i < 0) return false;
+    fill_group(*snap, static_cast<uint32_t>(i), out);
+    return true;
+}
+
+bool group_by_gid(const Snapshot* snap, uint32_t gid, GroupView* out) noexcept
+{
+    if (!snap || snap->kind != Kind::Group) return false;
+    const int64_t i = find_id(*snap, gid);
+    if (i < 0) return false;
+    fill_group(*snap, static_cast<uint32_t>(i), out);
+    return true;
+}
+
+bool group_at(const Snapshot* snap, uint32_t index, GroupView* out) noexcept
+{
+    if (!snap || snap->kind != Kind::Group || index >= snap->count) return false;
+    fill_group(*snap, index, out);
+    return true;
+}
+
+uint32_t groups_of_member(const Snapshot* snap, const char* member, size_t len,
+                          bool (*fn)(void* ctx, uint32_t gid), void* ctx) noexcept
+{
+    if (!snap || snap->kind != Kind::Group || !member || !fn) return 0;
+    const Snapshot& s = *snap;
+    // lower bound of `member` in the membership index
+    uint64_t lo = 0, hi = s.membership_count;
+    while (lo < hi) {
+        const uint64_t mid = lo + (hi - lo) / 2;
+        const StrRef r = s.membership[mid].member;
+        if (cache_compare(str_of(s, r), r.len, member, len) < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    uint32_t calls = 0;
+    for (uint64_t i = lo; i < s.membership_count; ++i) {
+        const StrRef r = s.membership[i].member;
+        if (cache_compare(str_of(s, r), r.len, member, len) != 0) break;
+        ++calls;
+        if (!fn(ctx, groups(s)[s.membership[i].group_index].gid)) break;
+    }
+    return calls;
+}
+
+bool keys_by_name(const Snapshot* snap, const char* name, size_t len, KeysView* out) noexcept
+{
+    if (!snap || snap->kind != Kind::Keys) return false;
+    const int64_t i = find_name(*snap, name, len);
+    if (i < 0) return false;
+    const KeysRecord& k = keyrecs(*snap)[i];
+    *out = KeysView{Str{str_of(*snap, k.name), k.name.len}, k.uid, k.key_count,
+                    snap->keys + k.key_first, snap->strings};
+    return true;
+}
+
+Snapshot* cache_acquire(CacheHandle* h, const char** why) noexcept
+{
+    if (!h || !h->path) {
+        if (why) *why = "no cache path";
+        return nullptr;
+    }
+    struct stat st;
+    const bool exists = stat(h->path, &st) == 0;
+    pthread_mutex_lock(&h->mu);
+    Snapshot* result = nullptr;
+    if (!exists) {
+        // A removed cache must stop answering, like a corrupt one.
+        if (h->current) snapshot_unref(h->current);
+        h->current = nullptr;
+        h->have_ident = false;
+        h->last_error = "missing";
+    } else if (same_ident(*h, st)) {
+        result = h->ident_failed ? nullptr : h->current;
+    } else {
+        struct stat mapped = st;  // overwritten by open_file's fstat
+        const char* err = nullptr;
+        Snapshot* fresh = open_file(h->path, h->kind, &mapped, &err);
+        if (h->current) snapshot_unref(h->current);
+        h->current = fresh;
+        // Remember what was opened (not what was stat'ed: it may have been
+        // replaced in between); a failed open of a vanished file is retried.
+        if (fresh)
+            set_ident(*h, mapped, false);
+        else if (err && std::strcmp(err, "missing") != 0 && std::strcmp(err, "cannot open") != 0)
+            set_ident(*h, mapped, true);
+        else
+            h->have_ident = false;
+        h->last_error = err;
+        result = fresh;
+    }
+    if (result) snapshot_ref(result);
+    const char* err = h->last_error;
+    pthread_mutex_unlock(&h->mu);
+    if (!result && why) *why = err ? err : "unavailable";
+    return result;
+}
+
+void cache_reset(CacheHandle* h) noexcept
+{
+    if (!h) return;
+    pthread_mutex_lock(&h->mu);
+    if (h->current) snapshot_unref(h->current);
+    h->current = nullptr;
+    h->have_ident = false;
+    h->ident_failed = false;
+    h->last_error = nullptr;
+    pthread_mutex_unlock(&h->mu);
+}
+
+}  // namespace allot::idcache

@@ -1,0 +1,309 @@
+// scim_codec.cpp - SCIM User/Group <-> JSON (see allot/scim_codec.hpp).
+#include "allot/scim_codec.hpp"
+
+#include <cstdio>
+#include <ctime>
+
+namespace allot::scim {
+namespace {
+
+void add_string(cJSON* obj, const char* key, const std::string& value)
+{
+    if (!value.empty()) cJSON_AddStringToObject(obj, key, value.c_str());
+}
+
+cJSON* meta(const char* type, const std::string& location, int64_t created, int64_t modified,
+            int64_t version)
+{
+    cJSON* m = cJSON_CreateObject();
+    cJSON_AddStringToObject(m, "resourceType", type);
+    cJSON_AddStringToObject(m, "created", format_time(created).c_str());
+    cJSON_AddStringToObject(m, "lastModified", format_time(modified).c_str());
+    if (!location.empty()) cJSON_AddStringToObject(m, "location", location.c_str());
+    cJSON_AddStringToObject(m, "version", etag(version).c_str());
+    return m;
+}
+
+// Case-insensitive object lookup: SCIM attribute names are case-insensitive
+// (RFC 7643 §2.1), and IdPs differ in how they spell them.
+const cJSON* get(const cJSON* obj, const char* key)
+{
+    return cJSON_GetObjectItem(obj, key);
+}
+
+Result<std::optional<std::string>> opt_string(const cJSON* obj, const char* key)
+{
+    const cJSON* item = get(obj, key);
+    if (!item || cJSON_IsNull(item)) return std::optional<std::string>{};
+    if (!cJSON_IsString(item) || !item->valuestring)
+        return make_error(std::string(key) + ": must be a string");
+    return std::optional<std::string>(item->valuestring);
+}
+
+Result<uint32_t> opt_id_number(const cJSON* obj, const char* key)
+{
+    const cJSON* item = get(obj, key);
+    if (!item || cJSON_IsNull(item)) return uint32_t{0};
+    if (!cJSON_IsNumber(item)) return make_error(std::string(key) + ": must be an integer");
+    const double v = item->valuedouble;
+    if (!(v >= 1 && v <= 4294967294.0) || static_cast<double>(static_cast<uint32_t>(v)) != v)
+        return make_error(std::string(key) + ": must be an integer in 1..4294967294");
+    return static_cast<uint32_t>(v);
+}
+
+}  // namespace
+
+std::string format_time(int64_t unix_seconds)
+{
+    std::time_t t = static_cast<std::time_t>(unix_seconds);
+    std::tm tm{};
+    gmtime_r(&t, &tm);
+    char buf[32];
+    std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    return buf;
+}
+
+std::optional<int64_t> parse_time(std::string_view text)
+{
+    // YYYY-MM-DDTHH:MM:SS[.frac](Z|±HH:MM)
+    if (text.size() < 20 || text.size() > 40) return std::nullopt;
+    auto digits = [&](size_t pos, size_t n) -> std::optional<int> {
+        int v = 0;
+        for (size_t i = pos; i < pos + n; ++i) {
+            if (text[i] < '0' || text[i] > '9') return std::nullopt;
+            v = v * 10 + (text[i] - '0');
+        }
+        return v;
+    };
+    auto y = digits(0, 4), mo = digits(5, 2), d = digits(8, 2), h = digits(11, 2),
+         mi = digits(14, 2), s = digits(17, 2);
+    if (!y || !mo || !d || !h || !mi || !s || text[4] != '-' || text[7] != '-' ||
+        (text[10] != 'T' && text[10] != 't') || text[13] != ':' || text[16] != ':')
+        return std::nullopt;
+    if (*mo < 1 || *mo > 12 || *d < 1 || *d > 31 || *h > 23 || *mi > 59 || *s > 60)
+        return std::nullopt;
+    size_t pos = 19;
+    if (pos < text.size() && text[pos] == '.') {
+        ++pos;
+        const size_t start = pos;
+        while (pos < text.size() && text[pos] >= '0' && text[pos] <= '9') ++pos;
+        if (pos == start) return std::nullopt;
+    }
+    int64_t offset = 0;
+    if (pos < text.size() && (text[pos] == 'Z' || text[pos] == 'z') && pos + 1 == text.size()) {
+    } else if (pos + 6 == text.size() && (text[pos] == '+' || text[pos] == '-') &&
+               text[pos + 3] == ':') {
+        auto oh = digits(pos + 1, 2), om = digits(pos + 4, 2);
+        if (!oh || !om || *oh > 23 || *om > 59) return std::nullopt;
+        offset = (*oh * 3600 + *om * 60) * (text[pos] == '+' ? 1 : -1);
+    } else {
+        return std::nullopt;
+    }
+    // days_from_civil (H. Hinnant), avoids timegm's dependence on TZ state.
+    int yy = *y - (*mo <= 2);
+    const int era = (yy >= 0 ? yy : yy - 399) / 400;
+    const unsigned yoe = static_cast<unsigned>(yy - era * 400);
+    const unsigned mp = static_cast<unsigned>(*mo + (*mo > 2 ? -3 : 9));
+    const unsigned doy = (153 * mp + 2) / 5 + static_cast<unsigned>(*d) - 1;
+    const unsigned doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    const int64_t days = static_cast<int64_t>(era) * 146097 + static_cast<int64_t>(doe) - 719468;
+    return days * 86400 + *h * 3600 + *mi * 60 + *s - offset;
+}
+
+std::string etag(int64_t version)
+{
+    return "W/\"" + std::to_string(version) + "\"";
+}
+
+JsonPtr user_to_json(const User& u, const RenderOptions& o)
+{
+    JsonPtr root(cJSON_CreateObject());
+    cJSON* schemas = cJSON_AddArrayToObject(root.get(), "schemas");
+    cJSON_AddItemToArray(schemas, cJSON_CreateString(kUserSchema));
+    if (o.include_extension)
+        cJSON_AddItemToArray(schemas, cJSON_CreateString(o.user_extension.c_str()));
+    cJSON_AddStringToObject(root.get(), "id", u.id.c_str());
+    add_string(root.get(), "externalId", u.external_id);
+    cJSON_AddStringToObject(root.get(), "userName", u.user_name.c_str());
+    add_string(root.get(), "displayName", u.display_name);
+    cJSON_AddBoolToObject(root.get(), "active", u.active);
+    if (!u.emails.empty()) {
+        cJSON* emails = cJSON_AddArrayToObject(root.get(), "emails");
+        for (const auto& e : u.emails) {
+            cJSON* item = cJSON_CreateObject();
+            cJSON_AddStringToObject(item, "value", e.value.c_str());
+            add_string(item, "type", e.type);
+            if (e.primary) cJSON_AddTrueToObject(item, "primary");
+            cJSON_AddItemToArray(emails, item);
+        }
+    }
+    if (!u.groups.empty()) {
+        cJSON* groups = cJSON_AddArrayToObject(root.get(), "groups");
+        for (const auto& g : u.groups) {
+            cJSON* item = cJSON_CreateObject();
+            cJSON_AddStringToObject(item, "value", g.id.c_str());
+            cJSON_AddStringToObject(item, "display", g.name.c_str());
+            if (!o.base_url.empty())
+                cJSON_AddStringToObject(item, "$ref", (o.base_url + "/Groups/" + g.id).c_str());
+            cJSON_AddItemToArray(groups, item);
+        }
+    }
+    if (o.include_extension) {
+        cJSON* ext = cJSON_AddObjectToObject(root.get(), o.user_extension.c_str());
+        cJSON_AddNumberToObject(ext, "uidNumber", u.uid);
+        cJSON_AddNumberToObject(ext, "gidNumber", u.gid);
+        add_string(ext, "homeDirectory", u.home);
+        add_string(ext, "loginShell", u.shell);
+        cJSON* keys = cJSON_AddArrayToObject(ext, "sshPublicKeys");
+        for (const auto& k : u.ssh_keys) cJSON_AddItemToArray(keys, cJSON_CreateString(k.c_str()));
+    }
+    cJSON_AddItemToObject(root.get(), "meta",
+                          meta("User", o.base_url.empty() ? "" : o.base_url + "/Users/" + u.id,
+                               u.created, u.modified, u.version));
+    return root;
+}
+
+JsonPtr group_to_json(const Group& g, const RenderOptions& o)
+{
+    JsonPtr root(cJSON_CreateObject());
+    cJSON* schemas = cJSON_AddArrayToObject(root.get(), "schemas");
+    cJSON_AddItemToArray(schemas, cJSON_CreateString(kGroupSchema));
+    if (o.include_extension) cJSON_AddItemToArray(schemas, cJSON_CreateString(kPosixGroup));
+    cJSON_AddStringToObject(root.get(), "id", g.id.c_str());
+    add_string(root.get(), "externalId", g.external_id);
+    cJSON_AddStringToObject(root.get(), "displayName", g.display_name.c_str());
+    cJSON* members = cJSON_AddArrayToObject(root.get(), "members");
+    for (const auto& m : g.members) {
+        cJSON* item = cJSON_CreateObject();
+        cJSON_AddStringToObject(item, "value", m.id.c_str());
+        cJSON_AddStringToObject(item, "display", m.name.c_str());
+        cJSON_AddStringToObject(item, "type", "User");
+        if (!o.base_url.empty())
+            cJSON_AddStringToObject(item, "$ref", (o.base_url + "/Users/" + m.id).c_str());
+        cJSON_AddItemToArray(members, item);
+    }
+    if (o.include_extension) {
+        cJSON* ext = cJSON_AddObjectToObject(root.get(), kPosixGroup);
+        cJSON_AddNumberToObject(ext, "gidNumber", g.gid);
+    }
+    cJSON_AddItemToObject(root.get(), "meta",
+                          meta("Group", o.base_url.empty() ? "" : o.base_url + "/Groups/" + g.id,
+                               g.created, g.modified, g.version));
+    return root;
+}
+
+Result<User> user_from_json(const cJSON* json, const std::string& user_extension)
+{
+    if (!cJSON_IsObject(json)) return make_error("body: must be a JSON object");
+    User u;
+    auto user_name = opt_string(json, "userName");
+    if (!user_name) return user_name.error();
+    if (!user_name.value() || user_name.value()->empty()) return make_error("userName: required");
+    u.user_name = *user_name.value();
+    for (auto [key, field] :
+         {std::pair{"externalId", &u.external_id}, std::pair{"displayName", &u.display_name}}) {
+        auto v = opt_string(json, key);
+        if (!v) return v.error();
+        if (v.value()) *field = *v.value();
+    }
+    if (const cJSON* active = get(json, "active"); active && !cJSON_IsNull(active)) {
+        // Some IdPs send "True"/"False" strings; accept those, nothing else.
+        if (cJSON_IsBool(active)) {
+            u.active = cJSON_IsTrue(active);
+        } else if (cJSON_IsString(active) && (std::string_view(active->valuestring) == "true" ||
+                                              std::string_view(active->valuestring) == "True")) {
+            u.active = true;
+        } else if (cJSON_IsString(active) && (std::string_view(active->valuestring) == "false" ||
+                                              std::string_view(active->valuestring) == "False")) {
+            u.active = false;
+        } else {
+            return make_error("active: must be a boolean");
+        }
+    }
+    if (const cJSON* emails = get(json, "emails"); emails && !cJSON_IsNull(emails)) {
+        if (!cJSON_IsArray(emails)) return make_error("emails: must be an array");
+        const cJSON* e = nullptr;
+        cJSON_ArrayForEach(e, emails)
+        {
+            auto value = opt_string(e, "value");
+            if (!cJSON_IsObject(e) || !value || !value.value())
+                return make_error("emails[].value: required string");
+            auto type = opt_string(e, "type");
+            if (!type) return type.error();
+            const cJSON* primary = get(e, "primary");
+            u.emails.push_back(
+                {*value.value(), type.value().value_or(""), primary && cJSON_IsTrue(primary)});
+        }
+    }
+    if (const cJSON* ext = get(json, user_extension.c_str()); ext && !cJSON_IsNull(ext)) {
+        if (!cJSON_IsObject(ext)) return make_error(user_extension + ": must be an object");
+        auto uid = opt_id_number(ext, "uidNumber");
+        if (!uid) return uid.error();
+        u.uid = uid.value();
+        auto gid = opt_id_number(ext, "gidNumber");
+        if (!gid) return gid.error();
+        u.gid = gid.value();
+        for (auto [key, field] :
+             {std::pair{"homeDirectory", &u.home}, std::pair{"loginShell", &u.shell}}) {
+            auto v = opt_string(ext, key);
+            if (!v) return v.error();
+            if (v.value()) *field = *v.value();
+        }
+        if (const cJSON* keys = get(ext, "sshPublicKeys"); keys && !cJSON_IsNull(keys)) {
+            if (!cJSON_IsArray(keys)) return make_error("sshPublicKeys: must be an array");
+            const cJSON* k = nullptr;
+            cJSON_ArrayForEach(k, keys)
+            {
+                if (!cJSON_IsString(k)) return make_error("sshPublicKeys[]: must be strings");
+                u.ssh_keys.emplace_back(k->valuestring);
+            }
+        }
+    }
+    return u;
+}
+
+Result<Group> group_from_json(const cJSON* json)
+{
+    if (!cJSON_IsObject(json)) return make_error("body: must be a JSON object");
+    Group g;
+    auto name = opt_string(json, "displayName");
+    if (!name) return name.error();
+    if (!name.value() || name.value()->empty()) return make_error("displayName: required");
+    g.display_name = *name.value();
+    auto external = opt_string(json, "externalId");
+    if (!external) return external.error();
+    g.external_id = external.value().value_or("");
+    if (const cJSON* members = get(json, "members"); members && !cJSON_IsNull(members)) {
+        if (!cJSON_IsArray(members)) return make_error("members: must be an array");
+        const cJSON* m = nullptr;
+        cJSON_ArrayForEach(m, members)
+        {
+            auto value = opt_string(m, "value");
+            if (!cJSON_IsObject(m) || !value || !value.value())
+                return make_error("members[].value: required string");
+            g.members.push_back({*value.value(), ""});
+        }
+    }
+    if (const cJSON* ext = get(json, kPosixGroup); ext && !cJSON_IsNull(ext)) {
+        if (!cJSON_IsObject(ext))
+            return make_error(std::string(kPosixGroup) + ": must be an object");
+        auto gid = opt_id_number(ext, "gidNumber");
+        if (!gid) return gid.error();
+        g.gid = gid.value();
+    }
+    return g;
+}
+
+std::string error_body(int status, std::string_view scim_type, std::string_view detail)
+{
+    JsonPtr root(cJSON_CreateObject());
+    cJSON* schemas = cJSON_AddArrayToObject(root.get(), "schemas");
+    cJSON_AddItemToArray(schemas, cJSON_CreateString(kErrorSchema));
+    cJSON_AddStringToObject(root.get(), "status", std::to_string(status).c_str());
+    if (!scim_type.empty())
+        cJSON_AddStringToObject(root.get(), "scimType", std::string(scim_type).c_str());
+    cJSON_AddStringToObject(root.get(), "detail", std::string(detail).c_str());
+    return json_print(root.get());
+}
+
+}  // namespace allot::scim

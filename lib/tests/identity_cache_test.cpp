@@ -1,0 +1,564 @@
+// identity_cache_test.cpp - the identity cache writer and reader: round trips,
+// exact-name lookups, the writer's refusals, hostile and truncated images,
+// atomic replacement picked up by a CacheHandle, and 100,000 users.
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "allot/identity_cache.hpp"
+#include "allot/identity_cache_format.hpp"
+#include "allot/identity_cache_reader.hpp"
+
+namespace {
+
+using namespace allot;
+using namespace allot::idcache;
+
+PosixUser user(std::string name, uint32_t uid, std::vector<std::string> keys = {})
+{
+    PosixUser u;
+    u.name = std::move(name);
+    u.uid = uid;
+    u.gid = uid;
+    u.gecos = "User " + u.name;
+    u.home = "/home/" + u.name;
+    u.shell = "/bin/bash";
+    u.ssh_keys = std::move(keys);
+    return u;
+}
+
+PosixGroup group(std::string name, uint32_t gid, std::vector<std::string> members)
+{
+    return PosixGroup{std::move(name), gid, std::move(members)};
+}
+
+std::string S(Str s)
+{
+    return std::string(s.data, s.size);
+}
+
+struct SnapPtr {
+    Snapshot* p = nullptr;
+    explicit SnapPtr(Snapshot* s) : p(s) {}
+    ~SnapPtr() { snapshot_unref(p); }
+    SnapPtr(const SnapPtr&) = delete;
+    SnapPtr& operator=(const SnapPtr&) = delete;
+};
+
+const std::string kKey1 = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOv1 bob@laptop";
+const std::string kKey2 = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOv2 bobby@laptop";
+
+CacheImages sample()
+{
+    auto r = build_identity_cache(
+        {user("bobby", 20002, {kKey2}), user("bob", 20001, {kKey1, kKey2}), user("alice", 20000)},
+        {group("team-a", 30000, {"bob", "alice", "bob"}), group("team-b", 30001, {"bobby"}),
+         group("nogid", 0, {"bob"}), group("all", 30002, {"bobby", "bob", "alice", "carol"})},
+        42);
+    EXPECT_TRUE(r.ok()) << (r.ok() ? "" : r.error().message);
+    return r.value();
+}
+
+Snapshot* from(const std::string& bytes, Kind kind, const char** why = nullptr)
+{
+    return snapshot_from_bytes(bytes.data(), bytes.size(), kind, why);
+}
+
+// Recomputes the checksum so a test can exercise validation behind it.
+void rechecksum(std::string& img)
+{
+    if (img.size() < sizeof(FileHeader)) return;
+    const uint64_t c =
+        cache_checksum(reinterpret_cast<const unsigned char*>(img.data()) + kChecksumStart,
+                       img.size() - kChecksumStart);
+    std::memcpy(img.data() + offsetof(FileHeader, checksum), &c, sizeof c);
+}
+
+SectionEntry section(const std::string& img, SectionId id)
+{
+    FileHeader h;
+    std::memcpy(&h, img.data(), sizeof h);
+    for (uint32_t i = 0; i < h.section_count; ++i) {
+        SectionEntry e;
+        std::memcpy(&e, img.data() + sizeof h + i * sizeof e, sizeof e);
+        if (e.id == static_cast<uint32_t>(id)) return e;
+    }
+    ADD_FAILURE() << "no section";
+    return SectionEntry{};
+}
+
+TEST(IdentityCache, PasswdRoundTripAndExactNames)
+{
+    const auto img = sample();
+    const char* why = nullptr;
+    SnapPtr s(from(img.passwd, Kind::Passwd, &why));
+    ASSERT_NE(s.p, nullptr) << why;
+    EXPECT_EQ(snapshot_count(s.p), 3u);
+    EXPECT_EQ(snapshot_generation(s.p), 42u);
+
+    UserView u;
+    ASSERT_TRUE(user_by_name(s.p, "bob", 3, &u));
+    EXPECT_EQ(S(u.name), "bob");
+    EXPECT_EQ(u.uid, 20001u);
+    EXPECT_EQ(S(u.home), "/home/bob");
+    EXPECT_EQ(S(u.gecos), "User bob");
+    EXPECT_EQ(S(u.shell), "/bin/bash");
+    ASSERT_TRUE(user_by_name(s.p, "bobby", 5, &u));
+    EXPECT_EQ(u.uid, 20002u);
+    for (const char* miss : {"bo", "bobb", "bobbyx", "Bob", "bob ", "", "carol"})
+        EXPECT_FALSE(user_by_name(s.p, miss, std::strlen(miss), &u)) << miss;
+    EXPECT_FALSE(user_by_name(s.p, "bob\0x", 5, &u));  // embedded NUL: not "bob"
+    EXPECT_FALSE(user_by_name(s.p, nullptr, 0, &u));
+
+    ASSERT_TRUE(user_by_uid(s.p, 20000, &u));
+    EXPECT_EQ(S(u.name), "alice");
+    EXPECT_FALSE(user_by_uid(s.p, 0, &u));
+    EXPECT_FALSE(user_by_uid(s.p, 20003, &u));
+
+    std::vector<std::string> names;
+    for (uint32_t i = 0; user_at(s.p, i, &u); ++i) names.push_back(S(u.name));
+    EXPECT_EQ(names, (std::vector<std::string>{"alice", "bob", "bobby"}));
+
+    // A passwd snapshot answers no group or keys question.
+    GroupView g;
+    EXPECT_FALSE(group_by_gid(s.p, 30000, &g));
+}
+
+bool collect(void* ctx, uint32_t gid)
+{
+    static_cast<std::vector<uint32_t>*>(ctx)->push_back(gid);
+    return true;
+}
+
+TEST(IdentityCache, GroupsAndMemberships)
+{
+    const auto img = sample();
+    SnapPtr s(from(img.group, Kind::Group));
+    ASSERT_NE(s.p, nullptr);
+    EXPECT_EQ(snapshot_count(s.p), 3u);  // "nogid" (gid 0) skipped
+
+    GroupView g;
+    ASSERT_TRUE(group_by_name(s.p, "team-a", 6, &g));
+    EXPECT_EQ(g.gid, 30000u);
+    ASSERT_EQ(g.member_count, 2u);  // duplicate "bob" folded
+    EXPECT_EQ(S(group_member(g, 0)), "bob");
+    EXPECT_EQ(S(group_member(g, 1)), "alice");
+    ASSERT_TRUE(group_by_gid(s.p, 30002, &g));
+    EXPECT_EQ(S(g.name), "all");
+    EXPECT_EQ(g.member_count, 4u);
+    EXPECT_FALSE(group_by_name(s.p, "nogid", 5, &g));
+    EXPECT_FALSE(group_by_name(s.p, "team", 4, &g));
+
+    std::vector<uint32_t> gids;
+    EXPECT_EQ(groups_of_member(s.p, "bob", 3, collect, &gids), 2u);
+    std::sort(gids.begin(), gids.end());
+    EXPECT_EQ(gids, (std::vector<uint32_t>{30000, 30002}));
+    gids.clear();
+    EXPECT_EQ(groups_of_member(s.p, "bobby", 5, collect, &gids), 2u);
+    gids.clear();
+    EXPECT_EQ(groups_of_member(s.p, "bo", 2, collect, &gids), 0u);
+    EXPECT_EQ(groups_of_member(s.p, "carol", 5, collect, &gids), 1u);
+    gids.clear();
+    // early stop
+    EXPECT_EQ(groups_of_member(
+                  s.p, "bob", 3, [](void*, uint32_t) { return false; }, nullptr),
+              1u);
+}
+
+TEST(IdentityCache, Keys)
+{
+    const auto img = sample();
+    SnapPtr s(from(img.keys, Kind::Keys));
+    ASSERT_NE(s.p, nullptr);
+    KeysView k;
+    ASSERT_TRUE(keys_by_name(s.p, "bob", 3, &k));
+    EXPECT_EQ(k.uid, 20001u);
+    ASSERT_EQ(k.key_count, 2u);
+    EXPECT_EQ(S(keys_line(k, 0)), kKey1);
+    EXPECT_EQ(S(keys_line(k, 1)), kKey2);
+    ASSERT_TRUE(keys_by_name(s.p, "bobby", 5, &k));
+    ASSERT_EQ(k.key_count, 1u);
+    EXPECT_EQ(S(keys_line(k, 0)), kKey2);
+    ASSERT_TRUE(keys_by_name(s.p, "alice", 5, &k));
+    EXPECT_EQ(k.key_count, 0u);
+    EXPECT_FALSE(keys_by_name(s.p, "bobb", 4, &k));
+}
+
+TEST(IdentityCache, WriterRefusesAmbiguousOrUnsafeInput)
+{
+    const auto refused = [](std::vector<PosixUser> u, std::vector<PosixGroup> g) {
+        return !build_identity_cache(u, g, 1).ok();
+    };
+    EXPECT_TRUE(refused({user("bob", 20001), user("bob", 20002)}, {}));
+    EXPECT_TRUE(refused({user("bob", 20001), user("bobby", 20001)}, {}));
+    EXPECT_TRUE(refused({user("root2", 0)}, {}));
+    auto u = user("bob", 20001);
+    u.gid = 0;
+    EXPECT_TRUE(refused({u}, {}));
+    for (const char* bad : {"", "a:b", "a,b", "a b", "a\nb", "a\tb", "a\x7f"})
+        EXPECT_TRUE(refused({user(bad, 20001)}, {})) << bad;
+    EXPECT_TRUE(refused({user(std::string(300, 'a'), 20001)}, {}));
+    u = user("bob", 20001);
+    u.gecos = "Bob:0:0";
+    EXPECT_TRUE(refused({u}, {}));
+    u = user("bob", 20001);
+    u.home = "/home/bob\n";
+    EXPECT_TRUE(refused({u}, {}));
+    EXPECT_TRUE(refused({user("bob", 20001, {kKey1 + "\nssh-rsa AAAA evil"})}, {}));
+    EXPECT_TRUE(refused({user("bob", 20001, {""})}, {}));
+    EXPECT_TRUE(refused({user("bob", 20001, {std::string(kMaxKeyLen + 1, 'A')})}, {}));
+    EXPECT_TRUE(refused({}, {group("g", 30000, {}), group("g", 30001, {})}));
+    EXPECT_TRUE(refused({}, {group("g", 30000, {}), group("h", 30000, {})}));
+    EXPECT_TRUE(refused({}, {group("g", 30000, {"a,b"})}));
+    EXPECT_TRUE(refused({}, {group("g:x", 30000, {})}));
+    // Keys with options are the SCIM validator's job; the format accepts any
+    // single printable line.
+    EXPECT_FALSE(refused({user("bob", 20001, {"command=\"x\" " + kKey1})}, {}));
+    EXPECT_FALSE(refused({}, {}));  // an empty directory is a valid cache
+}
+
+TEST(IdentityCache, EmptyCacheIsValid)
+{
+    auto r = build_identity_cache({}, {}, 7);
+    ASSERT_TRUE(r.ok());
+    SnapPtr p(from(r.value().passwd, Kind::Passwd));
+    ASSERT_NE(p.p, nullptr);
+    UserView u;
+    EXPECT_FALSE(user_by_name(p.p, "bob", 3, &u));
+    EXPECT_FALSE(user_at(p.p, 0, &u));
+    SnapPtr g(from(r.value().group, Kind::Group));
+    ASSERT_NE(g.p, nullptr);
+    EXPECT_EQ(groups_of_member(g.p, "bob", 3, collect, nullptr), 0u);
+}
+
+TEST(IdentityCacheHostile, EveryTruncationIsRejected)
+{
+    const auto img = sample();
+    for (const auto& [bytes, kind] :
+         {std::pair{img.passwd, Kind::Passwd}, std::pair{img.group, Kind::Group},
+          std::pair{img.keys, Kind::Keys}}) {
+        for (size_t n = 0; n < bytes.size(); ++n) {
+            const char* why = nullptr;
+            Snapshot* s = snapshot_from_bytes(bytes.data(), n, kind, &why);
+            EXPECT_EQ(s, nullptr) << n;
+            EXPECT_NE(why, nullptr);
+            snapshot_unref(s);
+        }
+        // Appended garbage is a size mismatch too.
+        std::string longer = bytes + "x";
+        EXPECT_EQ(from(longer, kind), nullptr);
+    }
+}
+
+TEST(IdentityCacheHostile, EveryBitFlipIsRejected)
+{
+    const auto img = sample();
+    std::string b = img.passwd;
+    for (size_t i = 0; i < b.size(); ++i) {
+        for (int bit : {0, 7}) {
+            b[i] ^= char(1 << bit);
+            Snapshot* s = from(b, Kind::Passwd);
+            // generation (bytes 32..39) is outside the checksum: harmless.
+            if (i >= 32 && i < 40) {
+                EXPECT_NE(s, nullptr);
+            } else {
+                EXPECT_EQ(s, nullptr) << "byte " << i << " bit " << bit;
+            }
+            snapshot_unref(s);
+            b[i] ^= char(1 << bit);
+        }
+    }
+}
+
+TEST(IdentityCacheHostile, WrongKindVersionMagicAreRejected)
+{
+    const auto img = sample();
+    const char* why = nullptr;
+    EXPECT_EQ(from(img.passwd, Kind::Group, &why), nullptr);
+    EXPECT_STREQ(why, "wrong cache kind");
+    std::string b = img.passwd;
+    FileHeader h;
+    std::memcpy(&h, b.data(), sizeof h);
+    h.version = 2;
+    std::memcpy(b.data(), &h, sizeof h);
+    EXPECT_EQ(from(b, Kind::Passwd, &why), nullptr);
+    EXPECT_STREQ(why, "unsupported cache version");
+    EXPECT_EQ(from(std::string(100, '\0'), Kind::Passwd, &why), nullptr);
+    EXPECT_STREQ(why, "not an allot cache");
+}
+
+// Corruptions behind a valid checksum: only the structural checks stand
+// between them and an out-of-bounds read.
+TEST(IdentityCacheHostile, StructuralCorruptionBehindValidChecksum)
+{
+    const auto img = sample();
+    const auto expect_rejected = [](std::string b, Kind kind, const char* what) {
+        rechecksum(b);
+        const char* why = nullptr;
+        Snapshot* s = from(b, kind, &why);
+        EXPECT_EQ(s, nullptr) << what;
+        snapshot_unref(s);
+    };
+    const auto rec = section(img.passwd, SectionId::Records);
+    const auto names = section(img.passwd, SectionId::NameIndex);
+    const auto strs = section(img.passwd, SectionId::Strings);
+    {  // string reference past the end of the string blob
+        std::string b = img.passwd;
+        UserRecord r;
+        std::memcpy(&r, b.data() + rec.offset, sizeof r);
+        r.home.off = uint32_t(strs.count - 1);
+        r.home.len = 0xFFFFFFF0u;
+        std::memcpy(b.data() + rec.offset, &r, sizeof r);
+        expect_rejected(b, Kind::Passwd, "string ref");
+    }
+    {  // name index not sorted (swap two entries)
+        std::string b = img.passwd;
+        uint32_t a, c;
+        std::memcpy(&a, b.data() + names.offset, 4);
+        std::memcpy(&c, b.data() + names.offset + 4, 4);
+        std::memcpy(b.data() + names.offset, &c, 4);
+        std::memcpy(b.data() + names.offset + 4, &a, 4);
+        expect_rejected(b, Kind::Passwd, "unsorted");
+    }
+    {  // index entry out of range
+        std::string b = img.passwd;
+        const uint32_t big = 0xFFFFFFFFu;
+        std::memcpy(b.data() + names.offset, &big, 4);
+        expect_rejected(b, Kind::Passwd, "index range");
+    }
+    {  // section count that would overflow offset + count * size
+        std::string b = img.passwd;
+        SectionEntry e;
+        std::memcpy(&e, b.data() + sizeof(FileHeader), sizeof e);
+        e.count = 0x2000000000000001ull;
+        std::memcpy(b.data() + sizeof(FileHeader), &e, sizeof e);
+        expect_rejected(b, Kind::Passwd, "overflow");
+    }
+    {  // a ':' smuggled into a name
+        std::string b = img.passwd;
+        UserRecord r;
+        std::memcpy(&r, b.data() + rec.offset, sizeof r);
+        b[strs.offset + r.name.off] = ':';
+        expect_rejected(b, Kind::Passwd, "colon");
+    }
+    {  // record count disagrees with the sections
+        std::string b = img.passwd;
+        FileHeader h;
+        std::memcpy(&h, b.data(), sizeof h);
+        h.record_count += 1;
+        std::memcpy(b.data(), &h, sizeof h);
+        expect_rejected(b, Kind::Passwd, "count");
+    }
+    {  // too many sections
+        std::string b = img.passwd;
+        FileHeader h;
+        std::memcpy(&h, b.data(), sizeof h);
+        h.section_count = 1000000;
+        std::memcpy(b.data(), &h, sizeof h);
+        expect_rejected(b, Kind::Passwd, "sections");
+    }
+    {  // group member range out of bounds
+        std::string b = img.group;
+        const auto grec = section(b, SectionId::Records);
+        GroupRecord r;
+        std::memcpy(&r, b.data() + grec.offset, sizeof r);
+        r.member_count = 1000;
+        std::memcpy(b.data() + grec.offset, &r, sizeof r);
+        expect_rejected(b, Kind::Group, "members");
+    }
+    {  // a key line with an embedded newline
+        std::string b = img.keys;
+        const auto krec = section(b, SectionId::Keys);
+        const auto ks = section(b, SectionId::Strings);
+        StrRef k;
+        std::memcpy(&k, b.data() + krec.offset, sizeof k);
+        b[ks.offset + k.off + 5] = '\n';
+        expect_rejected(b, Kind::Keys, "key newline");
+    }
+}
+
+// Random mutations with a recomputed checksum: whatever is accepted must be
+// safe to search (ASan/valgrind make this test meaningful).
+TEST(IdentityCacheHostile, RandomMutationsNeverCrash)
+{
+    const auto img = sample();
+    std::mt19937 rng(12345);
+    int accepted = 0;
+    for (const auto& [orig, kind] :
+         {std::pair{img.passwd, Kind::Passwd}, std::pair{img.group, Kind::Group},
+          std::pair{img.keys, Kind::Keys}}) {
+        for (int round = 0; round < 3000; ++round) {
+            std::string b = orig;
+            const int flips = 1 + int(rng() % 4);
+            for (int f = 0; f < flips; ++f) b[rng() % b.size()] = char(rng());
+            rechecksum(b);
+            Snapshot* s = from(b, kind);
+            if (!s) continue;
+            ++accepted;
+            UserView u;
+            GroupView g;
+            KeysView k;
+            for (const char* n : {"alice", "bob", "bobby", "carol", "zzz"}) {
+                user_by_name(s, n, std::strlen(n), &u);
+                group_by_name(s, n, std::strlen(n), &g);
+                keys_by_name(s, n, std::strlen(n), &k);
+                groups_of_member(
+                    s, n, std::strlen(n), [](void*, uint32_t) { return true; }, nullptr);
+            }
+            for (uint32_t i = 0; i < snapshot_count(s); ++i) {
+                if (user_at(s, i, &u)) {
+                    EXPECT_LE(u.name.size, kMaxNameLen);
+                }
+                if (group_at(s, i, &g)) {
+                    for (uint32_t m = 0; m < g.member_count; ++m) (void)group_member(g, m).data[0];
+                }
+            }
+            snapshot_unref(s);
+        }
+    }
+    // Most mutations hit strings (which stay valid) or padding; some must pass.
+    EXPECT_GT(accepted, 0);
+}
+
+class TempDir {
+public:
+    TempDir()
+    {
+        char tmpl[] = "/tmp/allot-idcache-XXXXXX";
+        path_ = mkdtemp(tmpl);
+    }
+    ~TempDir() { std::system(("rm -rf '" + path_ + "'").c_str()); }
+    const std::string& path() const { return path_; }
+
+private:
+    std::string path_;
+};
+
+TEST(IdentityCachePublish, ModesAndHandleFollowsReplacement)
+{
+    TempDir dir;
+    const std::string cache = dir.path() + "/cache";
+    CacheWriteOptions opts;
+    opts.generation = 100;
+    ASSERT_TRUE(publish_identity_cache(cache, {user("bob", 20001, {kKey1})}, {}, opts).ok());
+    struct stat st;
+    ASSERT_EQ(stat((cache + "/passwd.cache").c_str(), &st), 0);
+    EXPECT_EQ(st.st_mode & 07777, 0644u);
+    ASSERT_EQ(stat((cache + "/group.cache").c_str(), &st), 0);
+    EXPECT_EQ(st.st_mode & 07777, 0644u);
+    ASSERT_EQ(stat((cache + "/keys.cache").c_str(), &st), 0);
+    EXPECT_EQ(st.st_mode & 07777, 0640u);
+    struct stat dst;
+    ASSERT_EQ(stat(cache.c_str(), &dst), 0);
+    EXPECT_EQ(st.st_gid, dst.st_gid);  // keys file takes the directory's group
+
+    const std::string passwd_path = cache + "/passwd.cache";
+    CacheHandle h = ALLOT_CACHE_HANDLE_INIT(passwd_path.c_str(), Kind::Passwd);
+    const char* why = nullptr;
+    Snapshot* s1 = cache_acquire(&h, &why);
+    ASSERT_NE(s1, nullptr) << why;
+    UserView u;
+    EXPECT_TRUE(user_by_name(s1, "bob", 3, &u));
+    Snapshot* s1b = cache_acquire(&h, &why);
+    EXPECT_EQ(s1, s1b);  // unchanged file: same mapping
+    snapshot_unref(s1b);
+
+    // Replace: bob removed, carol added. The old snapshot stays usable.
+    opts.generation = 101;
+    ASSERT_TRUE(publish_identity_cache(cache, {user("carol", 20003)}, {}, opts).ok());
+    Snapshot* s2 = cache_acquire(&h, &why);
+    ASSERT_NE(s2, nullptr);
+    EXPECT_EQ(snapshot_generation(s2), 101u);
+    EXPECT_FALSE(user_by_name(s2, "bob", 3, &u));
+    EXPECT_TRUE(user_by_name(s2, "carol", 5, &u));
+    EXPECT_TRUE(user_by_name(s1, "bob", 3, &u));  // pinned old mapping
+    snapshot_unref(s1);
+    snapshot_unref(s2);
+
+    // A corrupt file in place: unavailable (not the old data), then recovers.
+    {
+        std::ofstream out(passwd_path + ".tmp", std::ios::binary);
+        out << "garbage that is not a cache, long enough to have a header.............";
+    }
+    ASSERT_EQ(rename((passwd_path + ".tmp").c_str(), passwd_path.c_str()), 0);
+    EXPECT_EQ(cache_acquire(&h, &why), nullptr);
+    EXPECT_STREQ(why, "not an allot cache");
+    EXPECT_EQ(cache_acquire(&h, &why), nullptr);  // remembered, not re-validated
+    opts.generation = 102;
+    ASSERT_TRUE(publish_identity_cache(cache, {user("dave", 20004)}, {}, opts).ok());
+    Snapshot* s3 = cache_acquire(&h, &why);
+    ASSERT_NE(s3, nullptr);
+    EXPECT_TRUE(user_by_name(s3, "dave", 4, &u));
+    snapshot_unref(s3);
+
+    // Missing file: unavailable with a reason.
+    ASSERT_EQ(unlink(passwd_path.c_str()), 0);
+    EXPECT_EQ(cache_acquire(&h, &why), nullptr);
+    EXPECT_STREQ(why, "missing");
+    // Empty file: truncated.
+    {
+        std::ofstream(passwd_path).flush();
+    }
+    EXPECT_EQ(cache_acquire(&h, &why), nullptr);
+    EXPECT_STREQ(why, "truncated (no header)");
+    cache_reset(&h);
+
+    // A failed publish names the problem and leaves the files alone.
+    auto bad = publish_identity_cache(cache, {user("a:b", 20001)}, {}, opts);
+    ASSERT_FALSE(bad.ok());
+    EXPECT_NE(bad.error().message.find("invalid user name"), std::string::npos);
+    // No temporary files left behind.
+    EXPECT_EQ(std::system(("test -z \"$(ls -A '" + cache + "' | grep '^\\.')\"").c_str()), 0);
+}
+
+TEST(IdentityCachePublish, HundredThousandUsers)
+{
+    std::vector<PosixUser> users;
+    std::vector<PosixGroup> groups;
+    users.reserve(100000);
+    for (uint32_t i = 0; i < 100000; ++i) {
+        users.push_back(user("user" + std::to_string(i), 100000 + i,
+                             {"ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAI" + std::to_string(i)}));
+        if (i % 100 == 0) {
+            groups.push_back(group("grp" + std::to_string(i / 100), 500000 + i / 100, {}));
+        }
+        groups.back().members.push_back(users.back().name);
+    }
+    TempDir dir;
+    CacheWriteOptions opts;
+    opts.fsync = false;
+    ASSERT_TRUE(publish_identity_cache(dir.path(), users, groups, opts).ok());
+    const std::string p = dir.path() + "/passwd.cache", g = dir.path() + "/group.cache";
+    SnapPtr sp(snapshot_open(p.c_str(), Kind::Passwd, nullptr));
+    SnapPtr sg(snapshot_open(g.c_str(), Kind::Group, nullptr));
+    ASSERT_NE(sp.p, nullptr);
+    ASSERT_NE(sg.p, nullptr);
+    EXPECT_EQ(snapshot_count(sp.p), 100000u);
+    UserView u;
+    GroupView gv;
+    for (uint32_t i = 0; i < 100000; i += 7) {
+        const std::string name = "user" + std::to_string(i);
+        ASSERT_TRUE(user_by_name(sp.p, name.data(), name.size(), &u)) << name;
+        ASSERT_EQ(u.uid, 100000 + i);
+        ASSERT_TRUE(user_by_uid(sp.p, 100000 + i, &u));
+        ASSERT_EQ(S(u.name), name);
+        std::vector<uint32_t> gids;
+        ASSERT_EQ(groups_of_member(sg.p, name.data(), name.size(), collect, &gids), 1u);
+        ASSERT_EQ(gids[0], 500000 + i / 100);
+    }
+    EXPECT_FALSE(user_by_name(sp.p, "user100000", 10, &u));
+    ASSERT_TRUE(group_by_gid(sg.p, 500999, &gv));
+    EXPECT_EQ(gv.member_count, 100u);
+}
+
+}  // namespace

@@ -1,0 +1,350 @@
+// scim_client_test.cpp - SCIM list parsing, paging, retries and record
+// validation against a fake HTTP client, with hostile payloads.
+#include <gtest/gtest.h>
+
+#include "allot/scim_client.hpp"
+#include "sync_fakes.hpp"
+
+using namespace allot;
+using namespace allot::synctest;
+
+namespace {
+
+IdentityConfig identity()
+{
+    IdentityConfig id;
+    id.uid_min = 10000;
+    id.uid_max = 60000;
+    id.gid_min = 10000;
+    id.gid_max = 60000;
+    return id;
+}
+
+ScimDirectory parse_users(const std::vector<std::string>& users,
+                          const std::vector<std::string>& groups = {})
+{
+    ScimDirectory d;
+    auto p = parse_user_page(list_json(users, users.size()), kExt);
+    EXPECT_TRUE(p.ok()) << (p.ok() ? "" : p.error().message);
+    if (p.ok()) d.users = p.value().resources;
+    auto g = parse_group_page(list_json(groups, groups.size()), kExt);
+    EXPECT_TRUE(g.ok());
+    if (g.ok()) d.groups = g.value().resources;
+    return d;
+}
+
+bool rejected(const ValidatedDirectory& v, const std::string& object,
+              const std::string& reason_part)
+{
+    for (const auto& r : v.rejections)
+        if (r.object == object && r.reason.find(reason_part) != std::string::npos) return true;
+    return false;
+}
+
+}  // namespace
+
+TEST(ScimParse, UserPageWithExtension)
+{
+    auto p = parse_user_page(
+        list_json({user_json("1", "alice", 20001, "", "/bin/bash", "[\"" + kEd25519 + "\"]")}, 1),
+        kExt);
+    ASSERT_TRUE(p.ok()) << p.error().message;
+    ASSERT_EQ(p.value().resources.size(), 1u);
+    const auto& u = p.value().resources[0];
+    EXPECT_EQ(u.user_name, "alice");
+    EXPECT_TRUE(u.has_extension);
+    EXPECT_EQ(*u.uid, 20001);
+    EXPECT_EQ(u.ssh_keys.size(), 1u);
+}
+
+TEST(ScimParse, HostileBodies)
+{
+    EXPECT_FALSE(parse_user_page("", kExt).ok());
+    EXPECT_FALSE(parse_user_page("{\"totalResults\":1,\"Resources\":[{", kExt).ok());  // truncated
+    EXPECT_FALSE(parse_user_page("[]", kExt).ok());
+    EXPECT_FALSE(parse_user_page("{\"Resources\":[]}", kExt).ok());  // no totalResults
+    EXPECT_FALSE(parse_user_page("{\"totalResults\":\"3\",\"Resources\":[]}", kExt).ok());
+    EXPECT_FALSE(parse_user_page("{\"totalResults\":-1,\"Resources\":[]}", kExt).ok());
+    EXPECT_FALSE(parse_user_page("{\"totalResults\":1,\"Resources\":{}}", kExt).ok());
+    EXPECT_FALSE(
+        parse_user_page("{\"totalResults\":1,\"nextCursor\":5,\"Resources\":[]}", kExt).ok());
+    auto err = parse_user_page(
+        R"({"schemas":["urn:ietf:params:scim:api:messages:2.0:Error"],"status":"500","detail":"db down"})",
+        kExt);
+    ASSERT_FALSE(err.ok());
+    EXPECT_NE(err.error().message.find("db down"), std::string::npos);
+    // 10 MiB + 1 byte of otherwise valid JSON.
+    std::string huge =
+        "{\"totalResults\":0,\"Resources\":[],\"pad\":\"" + std::string(10u << 20, 'x') + "\"}";
+    auto h = parse_user_page(huge, kExt);
+    ASSERT_FALSE(h.ok());
+    EXPECT_NE(h.error().message.find("10 MiB"), std::string::npos);
+    // Deep nesting must not crash the parser.
+    std::string deep(100000, '[');
+    EXPECT_FALSE(parse_user_page(deep, kExt).ok());
+}
+
+TEST(ScimParse, WrongTypesAreRecordErrors)
+{
+    auto p = parse_user_page(
+        list_json(
+            {
+                R"({"id":"1","userName":"a1234","urn:ietf:params:scim:schemas:extension:allot:2.0:PosixUser":{"uidNumber":"20001","gidNumber":20001}})",
+                R"({"id":"2","userName":7})",
+                R"({"id":"3","userName":"b","active":"yes"})",
+                R"({"id":"4","userName":"c","urn:ietf:params:scim:schemas:extension:allot:2.0:PosixUser":[]})",
+                R"({"id":"5","userName":"d","urn:ietf:params:scim:schemas:extension:allot:2.0:PosixUser":{"uidNumber":20001.5}})",
+                R"({"id":"6","userName":"e","urn:ietf:params:scim:schemas:extension:allot:2.0:PosixUser":{"sshPublicKeys":"ssh-ed25519 AAAA"}})",
+                R"("just a string")",
+            },
+            7),
+        kExt);
+    ASSERT_TRUE(p.ok());
+    for (const auto& u : p.value().resources) EXPECT_FALSE(u.type_error.empty()) << u.id;
+    ScimDirectory d;
+    d.users = p.value().resources;
+    auto v = validate_directory(d, identity());
+    EXPECT_TRUE(v.users.empty());
+    EXPECT_EQ(v.rejections.size(), 7u);
+}
+
+TEST(ScimValidate, UserRules)
+{
+    auto d = parse_users({
+        user_json("1", "alice", 20001),
+        user_json("2", "root0", 0),
+        user_json("3", "sys", 999),
+        user_json("4", "far", 80000),
+        user_json("5", "dotdot", 20005, "/home/../etc"),
+        user_json("6", "outside", 20006, "/etc/outside"),
+        user_json("7", "prefixtrick", 20007, "/homeevil/x"),
+        user_json("8", "badshell", 20008, "", "/bin/evil"),
+        user_json("9", "-rf", 20009),
+        user_json("10", "a:b", 20010),
+        user_json("11", "semi;colon", 20011),
+        user_json("12", "12345", 20012),
+        user_json("13", "nl\\nname", 20013),
+        user_json("14", "bob", 20014, "", "/bin/bash",
+                  "[\"" + kEd25519 + "\",\"command=\\\"sh\\\" " + kEd25519 + "\"]"),
+        user_json("15", "homeslash", 20015, "/home//x"),
+        user_json("16", "homeroot", 20016, "/home"),
+        user_json("17", "nobodyish", 65534),
+        user_json("18", "ctrlhome", 20018, "/home/a\\u0001b"),
+    });
+    IdentityConfig id = identity();
+    id.uid_max = 70000;
+    id.gid_max = 70000;
+    auto v = validate_directory(d, id);
+    ASSERT_EQ(v.users.size(), 2u);
+    EXPECT_EQ(v.users[0].name, "alice");
+    EXPECT_EQ(v.users[1].name, "bob");
+    EXPECT_EQ(v.users[1].ssh_keys.size(), 1u);  // the injected key dropped, user kept
+    EXPECT_TRUE(rejected(v, "root0", "root"));
+    EXPECT_TRUE(rejected(v, "sys", "system id"));
+    EXPECT_TRUE(rejected(v, "far", "outside"));
+    EXPECT_TRUE(rejected(v, "dotdot", "homeDirectory"));
+    EXPECT_TRUE(rejected(v, "outside", "homeDirectory"));
+    EXPECT_TRUE(rejected(v, "prefixtrick", "homeDirectory"));
+    EXPECT_TRUE(rejected(v, "badshell", "loginShell"));
+    EXPECT_TRUE(rejected(v, "-rf", "POSIX"));
+    EXPECT_TRUE(rejected(v, "a:b", "POSIX"));
+    EXPECT_TRUE(rejected(v, "semi;colon", "POSIX"));
+    EXPECT_TRUE(rejected(v, "12345", "POSIX"));
+    EXPECT_TRUE(rejected(v, "nl?name", "POSIX"));
+    EXPECT_TRUE(rejected(v, "bob", "options"));
+    EXPECT_TRUE(rejected(v, "homeslash", "homeDirectory"));
+    EXPECT_TRUE(rejected(v, "homeroot", "homeDirectory"));
+    EXPECT_TRUE(rejected(v, "nobodyish", "nobody"));
+    EXPECT_TRUE(rejected(v, "ctrlhome", "homeDirectory"));
+}
+
+TEST(ScimValidate, DuplicatesRejectEveryHolder)
+{
+    auto d = parse_users({user_json("1", "alice", 20001), user_json("2", "alice", 20002),
+                          user_json("3", "carol", 20003), user_json("4", "dave", 20003),
+                          user_json("5", "erin", 20005)});
+    auto v = validate_directory(d, identity());
+    ASSERT_EQ(v.users.size(), 1u);
+    EXPECT_EQ(v.users[0].name, "erin");
+    EXPECT_TRUE(rejected(v, "alice", "duplicate userName"));
+    EXPECT_TRUE(rejected(v, "carol", "duplicate uidNumber"));
+    EXPECT_TRUE(rejected(v, "dave", "duplicate uidNumber"));
+}
+
+TEST(ScimValidate, InactiveSkippedAndMissingExtensionRejected)
+{
+    auto d = parse_users({R"({"id":"1","userName":"ghost","active":false})",
+                          R"({"id":"2","userName":"noext"})", user_json("3", "ok", 20003)});
+    auto v = validate_directory(d, identity());
+    EXPECT_EQ(v.inactive, 1u);
+    EXPECT_EQ(v.users.size(), 1u);
+    EXPECT_TRUE(rejected(v, "noext", "no POSIX extension"));
+}
+
+TEST(ScimValidate, NestedGroupsAreFlattenedCyclesCut)
+{
+    auto d = parse_users(
+        {user_json("u1", "alice", 20001), user_json("u2", "bob", 20002),
+         user_json("u3", "carol", 20003)},
+        {group_json("g1", "team-a", 30001, {"u1", "g2"}, ""),
+         R"({"id":"g2","displayName":"sub","gidNumber":30002,"members":[{"value":"u2","type":"User"},{"value":"g1","type":"Group"}]})",
+         group_json("g3", "team-b", 30003, {"u3", "nosuch"}),
+         group_json("g4", "bad group", 30004, {}), group_json("g5", "lowgid", 5, {}),
+         group_json("g6", "dupgid", 30003, {})});
+    auto v = validate_directory(d, identity());
+    ASSERT_EQ(v.groups.size(), 2u);  // team-a, sub (team-b and dupgid share a gid)
+    EXPECT_EQ(v.groups[1].name, "team-a");
+    EXPECT_EQ(v.groups[1].members, (std::vector<std::string>{"alice", "bob"}));
+    EXPECT_EQ(v.groups[0].members, (std::vector<std::string>{"alice", "bob"}));
+    EXPECT_TRUE(rejected(v, "bad group", "POSIX"));
+    EXPECT_TRUE(rejected(v, "lowgid", "system id"));
+    EXPECT_TRUE(rejected(v, "team-b", "duplicate gidNumber"));
+}
+
+TEST(ScimValidate, UnknownMemberDroppedWithReason)
+{
+    auto d = parse_users({user_json("u1", "alice", 20001)},
+                         {group_json("g1", "team-a", 30001, {"u1", "zzz"})});
+    auto v = validate_directory(d, identity());
+    ASSERT_EQ(v.groups.size(), 1u);
+    EXPECT_EQ(v.groups[0].members, std::vector<std::string>{"alice"});
+    EXPECT_TRUE(rejected(v, "team-a", "zzz"));
+}
+
+TEST(ScimFetch, StartIndexPaging)
+{
+    struct Pager : HttpClient {
+        std::vector<std::string> urls;
+        Result<HttpResponse> get(const std::string& url) override
+        {
+            urls.push_back(url);
+            if (url.find("/Groups") != std::string::npos)
+                return HttpResponse{200, list_json({group_json("g1", "team-a", 30001, {"u1"})}, 1),
+                                    0};
+            if (url.find("startIndex=1") != std::string::npos)
+                return HttpResponse{
+                    200,
+                    list_json({user_json("u1", "alice", 20001), user_json("u2", "bob", 20002)}, 3,
+                              1),
+                    0};
+            if (url.find("startIndex=3") != std::string::npos)
+                return HttpResponse{200, list_json({user_json("u3", "carol", 20003)}, 3, 3), 0};
+            return HttpResponse{500, "", 0};
+        }
+    } pager;
+    ScimFetchOptions o;
+    o.base_url = "https://id.example/scim/v2/";
+    o.ext_schema = kExt;
+    o.page_size = 2;
+    auto d = fetch_directory(pager, o);
+    ASSERT_TRUE(d.ok()) << d.error().message;
+    EXPECT_EQ(d.value().users.size(), 3u);
+    EXPECT_EQ(d.value().groups.size(), 1u);
+    ASSERT_EQ(pager.urls.size(), 3u);
+    EXPECT_NE(pager.urls[0].find("https://id.example/scim/v2/Users?attributes="),
+              std::string::npos);
+    EXPECT_NE(pager.urls[0].find(
+                  "urn%3Aietf%3Aparams%3Ascim%3Aschemas%3Aextension%3Aallot%3A2.0%3APosixUser"),
+              std::string::npos);
+    EXPECT_NE(pager.urls[0].find("count=2"), std::string::npos);
+}
+
+TEST(ScimFetch, CursorPagingAndRepeatedCursor)
+{
+    FakeHttp http;
+    http.on("/Groups", 200, list_json({}, 0));
+    http.on("cursor=c2", 200, list_json({user_json("u2", "bob", 20002)}, 2));
+    http.on("startIndex=1", 200, list_json({user_json("u1", "alice", 20001)}, 2, 1, "c2"));
+    ScimFetchOptions o;
+    o.base_url = "https://x/scim/v2";
+    o.ext_schema = kExt;
+    auto d = fetch_directory(http, o);
+    ASSERT_TRUE(d.ok()) << d.error().message;
+    EXPECT_EQ(d.value().users.size(), 2u);
+
+    FakeHttp loop;
+    loop.on("/Groups", 200, list_json({}, 0));
+    loop.on("/Users", 200, list_json({user_json("u1", "alice", 20001)}, 2, 1, "same"));
+    auto bad = fetch_directory(loop, o);
+    ASSERT_FALSE(bad.ok());
+    EXPECT_NE(bad.error().message.find("repeated"), std::string::npos);
+}
+
+TEST(ScimFetch, MissingExtensionFailsTheSync)
+{
+    FakeHttp http;
+    http.on("/Groups", 200, list_json({}, 0));
+    http.on("/Users", 200, list_json({R"({"id":"1","userName":"alice"})"}, 1));
+    ScimFetchOptions o;
+    o.base_url = "https://x";
+    o.ext_schema = kExt;
+    auto d = fetch_directory(http, o);
+    ASSERT_FALSE(d.ok());
+    EXPECT_NE(d.error().message.find("without the POSIX extension"), std::string::npos);
+}
+
+TEST(ScimFetch, RetriesTransientThenGivesUp)
+{
+    FakeHttp http;
+    http.on("/Users", 503, R"({"detail":"maintenance"})");
+    std::vector<uint32_t> sleeps;
+    ScimFetchOptions o;
+    o.base_url = "https://x";
+    o.ext_schema = kExt;
+    o.retry.max_attempts = 3;
+    o.sleep = [&](uint32_t ms) { sleeps.push_back(ms); };
+    auto d = fetch_directory(http, o);
+    ASSERT_FALSE(d.ok());
+    EXPECT_EQ(http.requests.size(), 3u);
+    EXPECT_EQ(sleeps, (std::vector<uint32_t>{500, 1000}));
+    EXPECT_NE(d.error().message.find("maintenance"), std::string::npos);
+
+    FakeHttp denied;
+    denied.on("/Users", 401, "");
+    auto e = fetch_directory(denied, o);
+    ASSERT_FALSE(e.ok());
+    EXPECT_EQ(denied.requests.size(), 1u);  // 401 is not retried
+    EXPECT_NE(e.error().message.find("token"), std::string::npos);
+
+    FakeHttp transport;
+    transport.routes.emplace_back("/Users", make_error("response larger than 10 MiB"));
+    auto t = fetch_directory(transport, o);
+    ASSERT_FALSE(t.ok());
+    EXPECT_NE(t.error().message.find("10 MiB"), std::string::npos);
+}
+
+TEST(RetryDecision, BackoffJitterRetryAfterAndLimits)
+{
+    RetryPolicy p;
+    p.max_attempts = 10;
+    p.base_delay_ms = 100;
+    p.max_delay_ms = 1000;
+    EXPECT_EQ(retry_decision(p, 1, 0, 0, 0).delay_ms, 100u);
+    EXPECT_EQ(retry_decision(p, 2, 503, 0, 0).delay_ms, 200u);
+    EXPECT_EQ(retry_decision(p, 8, 503, 0, 0).delay_ms, 1000u);
+    EXPECT_EQ(retry_decision(p, 1, 503, 0, 999).delay_ms, 124u);  // +24.975 % jitter
+    EXPECT_EQ(retry_decision(p, 1, 429, 7, 0).delay_ms, 7000u);
+    EXPECT_EQ(retry_decision(p, 1, 429, 100000, 0).delay_ms, 600000u);  // capped at 10 min
+    EXPECT_FALSE(retry_decision(p, 1, 404, 0, 0).retry);
+    EXPECT_FALSE(retry_decision(p, 1, 401, 0, 0).retry);
+    EXPECT_FALSE(retry_decision(p, 10, 503, 0, 0).retry);
+    EXPECT_TRUE(retry_decision(p, 9, 503, 0, 0).retry);
+}
+
+TEST(ScimFetch, FetchUserByFilter)
+{
+    FakeHttp http;
+    http.on("filter=userName%20eq%20%22alice%22", 200,
+            list_json({user_json("1", "alice", 20001)}, 1));
+    ScimFetchOptions o;
+    o.base_url = "https://x";
+    o.ext_schema = kExt;
+    auto u = fetch_user(http, o, "alice");
+    ASSERT_TRUE(u.ok());
+    ASSERT_TRUE(u.value().has_value());
+    EXPECT_EQ(*u.value()->uid, 20001);
+    auto none = fetch_user(http, o, "x\"y");  // never reaches the server
+    ASSERT_TRUE(none.ok());
+    EXPECT_FALSE(none.value().has_value());
+    EXPECT_EQ(http.requests.size(), 1u);
+}

@@ -1,0 +1,184 @@
+// sync_engine_test.cpp - the sync cycle's safety rules with fake SCIM source,
+// accounting store, resolver and cache publisher.
+#include <gtest/gtest.h>
+
+#include "allot/sync_engine.hpp"
+#include "sync_fakes.hpp"
+
+using namespace allot;
+using namespace allot::synctest;
+
+namespace {
+
+Config config()
+{
+    Config c;
+    c.tiers.general.qos = "general";
+    c.tiers.spot.qos = "spot";
+    TeamConfig a;
+    a.group = "team-a";
+    a.account = "team-a";
+    a.gpus = 4;
+    c.teams = {a};
+    c.identity.uid_min = 10000;
+    c.identity.gid_min = 10000;
+    return c;
+}
+
+ScimDirectory source(int users, bool with_group = true)
+{
+    ScimDirectory d;
+    std::vector<std::string> json;
+    for (int i = 0; i < users; ++i)
+        json.push_back(user_json("u" + std::to_string(i), "user" + std::to_string(i), 20000 + i));
+    d.users = parse_user_page(list_json(json, json.size()), kExt).value().resources;
+    if (with_group) {
+        std::vector<std::string> ids;
+        for (int i = 0; i < users; i += 2) ids.push_back("u" + std::to_string(i));
+        d.groups = parse_group_page(list_json({group_json("g", "team-a", 30000, ids)}, 1), kExt)
+                       .value()
+                       .resources;
+    }
+    return d;
+}
+
+struct Rig {
+    Config cfg = config();
+    FakeSource src;
+    FakeStore store;
+    FakeResolver resolver;
+    FakeCaches caches;
+    SyncOptions opt;
+    SyncReport run() { return run_sync(cfg, src, &store, resolver, &caches, opt); }
+};
+
+}  // namespace
+
+TEST(SyncCycle, FirstRunCreatesSecondRunIsNoOp)
+{
+    Rig r;
+    r.src.answer = source(6);
+    auto rep = r.run();
+    ASSERT_EQ(rep.status, SyncStatus::Ok) << rep.message;
+    EXPECT_TRUE(rep.caches_published);
+    EXPECT_TRUE(rep.accounting_applied);
+    EXPECT_GT(rep.applied.applied, 10u);
+    EXPECT_EQ(r.store.state.users.size(), 6u);
+    auto again = r.run();
+    EXPECT_EQ(again.status, SyncStatus::Ok);
+    EXPECT_TRUE(again.plan.empty());
+    EXPECT_EQ(r.store.applies, 1);  // nothing to write, nothing written
+}
+
+TEST(SyncCycle, SourceOutageKeepsCachesAndWritesNothing)
+{
+    Rig r;
+    r.src.answer = make_error("connection refused");
+    auto rep = r.run();
+    EXPECT_EQ(rep.status, SyncStatus::SourceError);
+    EXPECT_EQ(r.caches.published, 0);
+    EXPECT_EQ(r.store.applies, 0);
+    EXPECT_NE(rep.message.find("last good"), std::string::npos);
+}
+
+TEST(SyncCycle, EmptySourceRefusedUnlessForced)
+{
+    Rig r;
+    r.src.answer = source(0);
+    auto rep = r.run();
+    EXPECT_EQ(rep.status, SyncStatus::Refused);
+    EXPECT_EQ(r.caches.published, 0);
+    EXPECT_EQ(r.store.applies, 0);
+    r.src.answer = source(3, false);  // users but no groups
+    EXPECT_EQ(r.run().status, SyncStatus::Refused);
+    r.opt.force = true;
+    EXPECT_EQ(r.run().status, SyncStatus::Ok);
+}
+
+TEST(SyncCycle, AllRecordsInvalidCountsAsEmpty)
+{
+    Rig r;
+    ScimDirectory d;
+    d.users = parse_user_page(list_json({user_json("1", "root", 0)}, 1), kExt).value().resources;
+    d.groups = source(2).groups;
+    r.src.answer = d;
+    auto rep = r.run();
+    EXPECT_EQ(rep.status, SyncStatus::Refused);
+    EXPECT_EQ(rep.directory.rejections.at(0).object, "root");
+}
+
+TEST(SyncCycle, RemovalLimit)
+{
+    Rig r;
+    r.src.answer = source(20);
+    ASSERT_EQ(r.run().status, SyncStatus::Ok);
+    r.opt.max_removals = 5;
+    r.src.answer = source(4);
+    auto rep = r.run();
+    EXPECT_EQ(rep.status, SyncStatus::Refused);
+    EXPECT_NE(rep.message.find("max_removals"), std::string::npos);
+    EXPECT_EQ(r.store.state.users.size(), 20u);
+    r.opt.force = true;
+    EXPECT_EQ(r.run().status, SyncStatus::Ok);
+    EXPECT_EQ(r.store.state.users.size(), 4u);
+}
+
+TEST(SyncCycle, PlanOnlyWritesNothing)
+{
+    Rig r;
+    r.opt.plan_only = true;
+    r.src.answer = source(4);
+    auto rep = r.run();
+    EXPECT_EQ(rep.status, SyncStatus::Ok);
+    EXPECT_FALSE(rep.plan.empty());
+    EXPECT_EQ(r.store.applies, 0);
+    EXPECT_EQ(r.caches.published, 0);
+    EXPECT_TRUE(r.store.state.users.empty());
+}
+
+TEST(SyncCycle, UnresolvedUsersHeldUntilTheyResolve)
+{
+    Rig r;
+    r.src.answer = source(4);
+    r.resolver.missing = {"user2"};
+    auto rep = r.run();
+    EXPECT_EQ(rep.status, SyncStatus::Ok);
+    EXPECT_FALSE(r.store.state.users.count("user2"));
+    r.resolver.missing.clear();
+    r.run();
+    EXPECT_TRUE(r.store.state.users.count("user2"));
+}
+
+TEST(SyncCycle, AccountingErrorsReported)
+{
+    Rig r;
+    r.src.answer = source(4);
+    r.store.read_fails = true;
+    auto rep = r.run();
+    EXPECT_EQ(rep.status, SyncStatus::AccountingError);
+    EXPECT_TRUE(rep.caches_published);  // caches are independent of slurmdbd
+}
+
+TEST(SyncCycle, CacheFailureStopsBeforeAccounting)
+{
+    Rig r;
+    r.src.answer = source(4);
+    r.caches.fail = true;
+    EXPECT_EQ(r.run().status, SyncStatus::CacheError);
+    EXPECT_EQ(r.store.applies, 0);
+}
+
+TEST(SyncCycle, RunningJobsDeferRemovalAndSayWhy)
+{
+    Rig r;
+    r.src.answer = source(4);
+    r.run();
+    r.store.running_jobs = {"user0@team-a"};
+    auto d = source(4);
+    d.groups[0].members.erase(d.groups[0].members.begin());  // user0 leaves team-a
+    r.src.answer = d;
+    auto rep = r.run();
+    EXPECT_EQ(rep.status, SyncStatus::Ok);
+    ASSERT_EQ(rep.applied.deferred.size(), 1u);
+    EXPECT_NE(rep.applied.deferred[0].find("user0@team-a"), std::string::npos);
+}

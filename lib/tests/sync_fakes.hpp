@@ -1,0 +1,185 @@
+// sync_fakes.hpp - fakes for the sync cycle's interfaces (SCIM source over a
+// fake HTTP client, accounting store, NSS resolver, cache publisher), and
+// builders for SCIM JSON, shared by the sync unit tests.
+#pragma once
+
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "allot/sync_engine.hpp"
+
+namespace allot::synctest {
+
+inline const std::string kExt = "urn:ietf:params:scim:schemas:extension:allot:2.0:PosixUser";
+// A well-formed ed25519 key (public key bytes 0..31).
+inline const std::string kEd25519 =
+    "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIAABAgMEBQYHCAkKCwwNDg8QERITFBUWFxgZGhscHR4f alice@laptop";
+
+inline std::string user_json(const std::string& id, const std::string& name, long uid,
+                             const std::string& home = "", const std::string& shell = "/bin/bash",
+                             const std::string& keys = "[]")
+{
+    const std::string h = home.empty() ? "/home/" + name : home;
+    return R"({"schemas":["urn:ietf:params:scim:schemas:core:2.0:User"],"id":")" + id +
+           R"(","userName":")" + name + R"(","displayName":"User )" + name +
+           R"(","active":true,")" + kExt + R"(":{"uidNumber":)" + std::to_string(uid) +
+           R"(,"gidNumber":)" + std::to_string(uid) + R"(,"homeDirectory":")" + h +
+           R"(","loginShell":")" + shell + R"(","sshPublicKeys":)" + keys + "}}";
+}
+
+inline std::string group_json(const std::string& id, const std::string& name, long gid,
+                              const std::vector<std::string>& member_ids,
+                              const std::string& type = "User")
+{
+    std::string m;
+    for (const auto& v : member_ids)
+        m += (m.empty() ? "" : ",") + std::string(R"({"value":")") + v + R"(","type":")" + type +
+             "\"}";
+    return R"({"id":")" + id + R"(","displayName":")" + name + R"(","gidNumber":)" +
+           std::to_string(gid) + R"(,"members":[)" + m + "]}";
+}
+
+inline std::string list_json(const std::vector<std::string>& resources, long total, long start = 1,
+                             const std::string& cursor = "")
+{
+    std::string r;
+    for (const auto& x : resources) r += (r.empty() ? "" : ",") + x;
+    std::string s =
+        R"({"schemas":["urn:ietf:params:scim:api:messages:2.0:ListResponse"],"totalResults":)" +
+        std::to_string(total) + R"(,"startIndex":)" + std::to_string(start) +
+        R"(,"itemsPerPage":)" + std::to_string(resources.size());
+    if (!cursor.empty()) s += R"(,"nextCursor":")" + cursor + "\"";
+    return s + R"(,"Resources":[)" + r + "]}";
+}
+
+// Answers by URL prefix match; records every request.
+class FakeHttp : public HttpClient {
+public:
+    std::vector<std::pair<std::string, Result<HttpResponse>>> routes;  // substring → answer
+    std::vector<std::string> requests;
+    Result<HttpResponse> get(const std::string& url) override
+    {
+        requests.push_back(url);
+        for (auto& [needle, answer] : routes)
+            if (url.find(needle) != std::string::npos) return answer;
+        return HttpResponse{404, R"({"detail":"not found"})", 0};
+    }
+    void on(const std::string& needle, long status, std::string body)
+    {
+        routes.emplace_back(needle, HttpResponse{status, std::move(body), 0});
+    }
+};
+
+class FakeSource : public ScimSource {
+public:
+    Result<ScimDirectory> answer = make_error("unset");
+    Result<ScimDirectory> fetch() override { return answer; }
+};
+
+class FakeResolver : public UserResolver {
+public:
+    std::set<std::string> missing;
+    bool resolves(const std::string& name, uint32_t) override { return !missing.count(name); }
+};
+
+class FakeCaches : public CachePublisher {
+public:
+    int published = 0;
+    bool fail = false;
+    ValidatedDirectory last;
+    Result<bool> publish(const ValidatedDirectory& d) override
+    {
+        if (fail) return make_error("disk full");
+        ++published;
+        last = d;
+        return true;
+    }
+};
+
+// Applies plans to an in-memory AccountingState with Slurm's rules that
+// matter for ordering (an association needs its account and user; the
+// default association cannot go while others remain).
+class FakeStore : public AccountingStore {
+public:
+    AccountingState state;
+    bool read_fails = false;
+    std::set<std::string> running_jobs;  // assoc keys "user@account" with running jobs
+    int applies = 0;
+    Result<AccountingState> read() override
+    {
+        if (read_fails) return make_error("connection refused");
+        return state;
+    }
+    Result<ApplyReport> apply(const Plan& plan) override
+    {
+        ++applies;
+        ApplyReport rep;
+        for (const Change& c : plan.changes) {
+            std::string err = one(c);
+            if (err == "deferred")
+                rep.deferred.push_back(c.text());
+            else if (!err.empty())
+                rep.failed.push_back(c.text() + ": " + err);
+            else
+                ++rep.applied;
+        }
+        return rep;
+    }
+
+private:
+    std::string one(const Change& c)
+    {
+        switch (c.kind) {
+            case ChangeKind::Qos:
+                if (c.op == ChangeOp::Remove)
+                    state.qos.erase(c.key);
+                else
+                    for (const auto& p : c.qos.preempt)
+                        if (!state.qos.count(p) && p != c.key)
+                            return "preempt names unknown qos " + p;
+                if (c.op != ChangeOp::Remove) state.qos[c.key] = c.qos;
+                return {};
+            case ChangeKind::Account:
+                if (c.op == ChangeOp::Remove) {
+                    state.accounts.erase(c.key);
+                    for (auto it = state.assocs.begin(); it != state.assocs.end();)
+                        it = it->first.second == c.key ? state.assocs.erase(it) : std::next(it);
+                } else {
+                    state.accounts[c.key] = c.account;
+                }
+                return {};
+            case ChangeKind::User:
+                if (c.op == ChangeOp::Remove) {
+                    state.users.erase(c.key);
+                    return {};
+                }
+                state.users[c.key] = c.user;
+                return {};
+            case ChangeKind::Assoc: {
+                auto k = std::make_pair(c.assoc.user, c.assoc.account);
+                if (c.op == ChangeOp::Remove) {
+                    if (running_jobs.count(c.key)) return "deferred";
+                    auto u = state.users.find(c.assoc.user);
+                    size_t n = 0;
+                    for (auto& [kk, a] : state.assocs) n += kk.first == c.assoc.user;
+                    if (u != state.users.end() && u->second.default_account == c.assoc.account &&
+                        n > 1)
+                        return "cannot remove the default association";
+                    state.assocs.erase(k);
+                    return {};
+                }
+                if (!state.accounts.count(c.assoc.account)) return "no such account";
+                if (!state.users.count(c.assoc.user)) return "no such user";
+                for (const auto& q : c.assoc.qos)
+                    if (!state.qos.count(q)) return "no such qos " + q;
+                state.assocs[k] = c.assoc;
+                return {};
+            }
+        }
+        return {};
+    }
+};
+
+}  // namespace allot::synctest

@@ -1,0 +1,322 @@
+// nss_test.cpp - libnss_allot's entry points against caches published by the
+// real writer: exact names, the ERANGE contract at every buffer size,
+// enumeration, initgroups_dyn growth and limit, missing/corrupt caches, and
+// lookups racing a republishing writer. The shim is compiled into this test
+// with ALLOT_NSS_CACHE_DIR pointing at tests/cache; the built .so is dlopen'ed
+// separately to prove it loads with RTLD_NOW and exports the entry points.
+#include <dlfcn.h>
+#include <errno.h>
+#include <grp.h>
+#include <gtest/gtest.h>
+#include <nss.h>
+#include <pwd.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "allot/identity_cache.hpp"
+
+extern "C" {
+nss_status _nss_allot_getpwnam_r(const char*, passwd*, char*, size_t, int*) noexcept;
+nss_status _nss_allot_getpwuid_r(uid_t, passwd*, char*, size_t, int*) noexcept;
+nss_status _nss_allot_setpwent(int) noexcept;
+nss_status _nss_allot_getpwent_r(passwd*, char*, size_t, int*) noexcept;
+nss_status _nss_allot_endpwent(void) noexcept;
+nss_status _nss_allot_getgrnam_r(const char*, group*, char*, size_t, int*) noexcept;
+nss_status _nss_allot_getgrgid_r(gid_t, group*, char*, size_t, int*) noexcept;
+nss_status _nss_allot_setgrent(int) noexcept;
+nss_status _nss_allot_getgrent_r(group*, char*, size_t, int*) noexcept;
+nss_status _nss_allot_endgrent(void) noexcept;
+nss_status _nss_allot_initgroups_dyn(const char*, gid_t, long*, long*, gid_t**, long,
+                                     int*) noexcept;
+}
+
+namespace {
+
+const std::string kDir = ALLOT_NSS_CACHE_DIR;
+
+allot::PosixUser user(std::string name, uint32_t uid)
+{
+    allot::PosixUser u;
+    u.name = std::move(name);
+    u.uid = uid;
+    u.gid = 30000;
+    u.gecos = "Full Name " + u.name;
+    u.home = "/home/" + u.name;
+    u.shell = "/bin/bash";
+    return u;
+}
+
+void publish(const std::vector<allot::PosixUser>& users,
+             const std::vector<allot::PosixGroup>& groups)
+{
+    allot::CacheWriteOptions o;
+    o.fsync = false;
+    auto r = allot::publish_identity_cache(kDir, users, groups, o);
+    ASSERT_TRUE(r.ok()) << r.error().message;
+}
+
+class Nss : public ::testing::Test {
+protected:
+    void SetUp() override
+    {
+        std::system(("rm -rf '" + kDir + "'").c_str());
+        std::vector<std::string> many;
+        for (int i = 0; i < 50; ++i) many.push_back("member" + std::to_string(i));
+        publish({user("bob", 20001), user("bobby", 20002), user("alice", 20000)},
+                {{"team-a", 30000, {"bob", "alice"}},
+                 {"team-b", 30001, {"bobby", "bob"}},
+                 {"big", 30002, many},
+                 {"empty", 30003, {}}});
+    }
+};
+
+TEST_F(Nss, GetpwnamExactMatch)
+{
+    passwd pw;
+    char buf[1024];
+    int err = 0;
+    ASSERT_EQ(_nss_allot_getpwnam_r("bob", &pw, buf, sizeof buf, &err), NSS_STATUS_SUCCESS);
+    EXPECT_STREQ(pw.pw_name, "bob");
+    EXPECT_STREQ(pw.pw_passwd, "*");  // pam_unix needs "*" when there is no shadow entry
+    EXPECT_EQ(pw.pw_uid, 20001u);
+    EXPECT_EQ(pw.pw_gid, 30000u);
+    EXPECT_STREQ(pw.pw_gecos, "Full Name bob");
+    EXPECT_STREQ(pw.pw_dir, "/home/bob");
+    EXPECT_STREQ(pw.pw_shell, "/bin/bash");
+    ASSERT_EQ(_nss_allot_getpwnam_r("bobby", &pw, buf, sizeof buf, &err), NSS_STATUS_SUCCESS);
+    EXPECT_EQ(pw.pw_uid, 20002u);
+    for (const char* miss : {"bo", "bobb", "bobbyy", "BOB", "", "root"}) {
+        EXPECT_EQ(_nss_allot_getpwnam_r(miss, &pw, buf, sizeof buf, &err), NSS_STATUS_NOTFOUND)
+            << miss;
+        EXPECT_EQ(err, ENOENT);
+    }
+    EXPECT_EQ(_nss_allot_getpwnam_r(nullptr, &pw, buf, sizeof buf, &err), NSS_STATUS_NOTFOUND);
+    const std::string huge(1 << 20, 'b');
+    EXPECT_EQ(_nss_allot_getpwnam_r(huge.c_str(), &pw, buf, sizeof buf, &err), NSS_STATUS_NOTFOUND);
+    group gr;
+    EXPECT_EQ(_nss_allot_getgrnam_r(huge.c_str(), &gr, buf, sizeof buf, &err), NSS_STATUS_NOTFOUND);
+    ASSERT_EQ(_nss_allot_getpwuid_r(20000, &pw, buf, sizeof buf, &err), NSS_STATUS_SUCCESS);
+    EXPECT_STREQ(pw.pw_name, "alice");
+    EXPECT_EQ(_nss_allot_getpwuid_r(0, &pw, buf, sizeof buf, &err), NSS_STATUS_NOTFOUND);
+}
+
+TEST_F(Nss, ErangeAtEveryTooSmallBuffer)
+{
+    passwd pw;
+    // name, "*", gecos, home, shell, each NUL-terminated
+    const size_t need = 4 + 2 + 14 + 10 + 10;
+    std::vector<char> buf(need);
+    for (size_t n = 0; n < need; ++n) {
+        int err = 0;
+        EXPECT_EQ(_nss_allot_getpwnam_r("bob", &pw, n ? buf.data() : nullptr, n, &err),
+                  NSS_STATUS_TRYAGAIN)
+            << n;
+        EXPECT_EQ(err, ERANGE);
+    }
+    int err = 0;
+    EXPECT_EQ(_nss_allot_getpwnam_r("bob", &pw, buf.data(), need, &err), NSS_STATUS_SUCCESS);
+
+    group gr;
+    std::vector<char> gbuf(4096);
+    bool succeeded = false;
+    for (size_t n = 0; n < gbuf.size() && !succeeded; ++n) {
+        const nss_status rc = _nss_allot_getgrnam_r("big", &gr, gbuf.data(), n, &err);
+        if (rc == NSS_STATUS_SUCCESS) {
+            succeeded = true;
+            EXPECT_STREQ(gr.gr_mem[49], "member49");
+            EXPECT_EQ(gr.gr_mem[50], nullptr);
+        } else {
+            ASSERT_EQ(rc, NSS_STATUS_TRYAGAIN);
+            ASSERT_EQ(err, ERANGE);
+        }
+    }
+    EXPECT_TRUE(succeeded);
+}
+
+TEST_F(Nss, Groups)
+{
+    group gr;
+    char buf[2048];
+    int err = 0;
+    ASSERT_EQ(_nss_allot_getgrnam_r("team-b", &gr, buf, sizeof buf, &err), NSS_STATUS_SUCCESS);
+    EXPECT_EQ(gr.gr_gid, 30001u);
+    EXPECT_STREQ(gr.gr_passwd, "*");
+    ASSERT_NE(gr.gr_mem, nullptr);
+    EXPECT_STREQ(gr.gr_mem[0], "bobby");
+    EXPECT_STREQ(gr.gr_mem[1], "bob");
+    EXPECT_EQ(gr.gr_mem[2], nullptr);
+    ASSERT_EQ(_nss_allot_getgrgid_r(30003, &gr, buf, sizeof buf, &err), NSS_STATUS_SUCCESS);
+    EXPECT_STREQ(gr.gr_name, "empty");
+    EXPECT_EQ(gr.gr_mem[0], nullptr);
+    EXPECT_EQ(_nss_allot_getgrnam_r("team", &gr, buf, sizeof buf, &err), NSS_STATUS_NOTFOUND);
+    EXPECT_EQ(_nss_allot_getgrgid_r(1, &gr, buf, sizeof buf, &err), NSS_STATUS_NOTFOUND);
+}
+
+TEST_F(Nss, EnumerationRetriesTheSameEntryAfterErange)
+{
+    passwd pw;
+    char small[8];
+    char buf[1024];
+    int err = 0;
+    std::vector<std::string> names;
+    ASSERT_EQ(_nss_allot_setpwent(0), NSS_STATUS_SUCCESS);
+    for (;;) {
+        nss_status rc = _nss_allot_getpwent_r(&pw, small, sizeof small, &err);
+        if (rc == NSS_STATUS_TRYAGAIN) {
+            ASSERT_EQ(err, ERANGE);
+            rc = _nss_allot_getpwent_r(&pw, buf, sizeof buf, &err);
+        }
+        if (rc == NSS_STATUS_NOTFOUND) break;
+        ASSERT_EQ(rc, NSS_STATUS_SUCCESS);
+        names.push_back(pw.pw_name);
+    }
+    _nss_allot_endpwent();
+    EXPECT_EQ(names, (std::vector<std::string>{"alice", "bob", "bobby"}));
+
+    group gr;
+    std::vector<std::string> groups;
+    _nss_allot_setgrent(1);
+    while (_nss_allot_getgrent_r(&gr, buf, sizeof buf, &err) == NSS_STATUS_SUCCESS)
+        groups.push_back(gr.gr_name);
+    _nss_allot_endgrent();
+    EXPECT_EQ(groups, (std::vector<std::string>{"big", "empty", "team-a", "team-b"}));
+    // getXXent without setXXent starts from the beginning.
+    ASSERT_EQ(_nss_allot_getpwent_r(&pw, buf, sizeof buf, &err), NSS_STATUS_SUCCESS);
+    EXPECT_STREQ(pw.pw_name, "alice");
+    _nss_allot_endpwent();
+}
+
+TEST_F(Nss, InitgroupsDynGrowsSkipsPrimaryAndHonoursLimit)
+{
+    int err = 0;
+    long start = 1, size = 1;
+    auto* groups = static_cast<gid_t*>(malloc(sizeof(gid_t)));
+    groups[0] = 30000;  // the primary group, already there
+    ASSERT_EQ(_nss_allot_initgroups_dyn("bob", 30000, &start, &size, &groups, 0, &err),
+              NSS_STATUS_SUCCESS);
+    ASSERT_EQ(start, 2);
+    EXPECT_GE(size, 2);
+    EXPECT_EQ(groups[0], 30000u);
+    EXPECT_EQ(groups[1], 30001u);
+    free(groups);
+
+    // limit 1: already full, nothing added, no growth past the limit
+    start = 1;
+    size = 1;
+    groups = static_cast<gid_t*>(malloc(sizeof(gid_t)));
+    groups[0] = 1;
+    EXPECT_EQ(_nss_allot_initgroups_dyn("bob", 5, &start, &size, &groups, 1, &err),
+              NSS_STATUS_SUCCESS);
+    EXPECT_EQ(start, 1);
+    EXPECT_EQ(size, 1);
+    free(groups);
+
+    start = 0;
+    size = 0;
+    groups = nullptr;
+    EXPECT_EQ(_nss_allot_initgroups_dyn("member7", 0, &start, &size, &groups, 0, &err),
+              NSS_STATUS_SUCCESS);
+    ASSERT_EQ(start, 1);
+    EXPECT_EQ(groups[0], 30002u);
+    free(groups);
+    start = 0;
+    size = 0;
+    groups = nullptr;
+    EXPECT_EQ(_nss_allot_initgroups_dyn("bo", 0, &start, &size, &groups, 0, &err),
+              NSS_STATUS_NOTFOUND);
+    EXPECT_EQ(start, 0);
+    free(groups);
+}
+
+TEST_F(Nss, MissingOrCorruptCacheIsUnavailable)
+{
+    passwd pw;
+    group gr;
+    char buf[1024];
+    int err = 0;
+    ASSERT_EQ(unlink((kDir + "/passwd.cache").c_str()), 0);
+    EXPECT_EQ(_nss_allot_getpwnam_r("bob", &pw, buf, sizeof buf, &err), NSS_STATUS_UNAVAIL);
+    EXPECT_EQ(err, ENOENT);
+    EXPECT_EQ(_nss_allot_getpwent_r(&pw, buf, sizeof buf, &err), NSS_STATUS_UNAVAIL);
+    _nss_allot_endpwent();
+    {
+        std::ofstream out(kDir + "/group.cache.new", std::ios::binary);
+        out << std::string(10000, '\xff');
+    }
+    ASSERT_EQ(rename((kDir + "/group.cache.new").c_str(), (kDir + "/group.cache").c_str()), 0);
+    EXPECT_EQ(_nss_allot_getgrnam_r("team-a", &gr, buf, sizeof buf, &err), NSS_STATUS_UNAVAIL);
+    long start = 0, size = 0;
+    gid_t* groups = nullptr;
+    EXPECT_EQ(_nss_allot_initgroups_dyn("bob", 0, &start, &size, &groups, 0, &err),
+              NSS_STATUS_UNAVAIL);
+    free(groups);
+    // A republished cache is picked up without restarting anything.
+    publish({user("carol", 20003)}, {{"team-c", 30005, {"carol"}}});
+    EXPECT_EQ(_nss_allot_getpwnam_r("carol", &pw, buf, sizeof buf, &err), NSS_STATUS_SUCCESS);
+    EXPECT_EQ(_nss_allot_getpwnam_r("bob", &pw, buf, sizeof buf, &err), NSS_STATUS_NOTFOUND);
+    EXPECT_EQ(_nss_allot_getgrnam_r("team-c", &gr, buf, sizeof buf, &err), NSS_STATUS_SUCCESS);
+}
+
+TEST_F(Nss, LookupsRaceARepublishingWriter)
+{
+    std::atomic<bool> stop{false};
+    std::atomic<long> bad{0}, ok{0};
+    std::vector<std::thread> readers;
+    for (int t = 0; t < 4; ++t) {
+        readers.emplace_back([&] {
+            passwd pw;
+            group gr;
+            char buf[1024];
+            int err;
+            while (!stop.load()) {
+                // bob is in every version of the cache
+                if (_nss_allot_getpwnam_r("bob", &pw, buf, sizeof buf, &err) !=
+                        NSS_STATUS_SUCCESS ||
+                    pw.pw_uid != 20001)
+                    ++bad;
+                else
+                    ++ok;
+                if (_nss_allot_getgrgid_r(30000, &gr, buf, sizeof buf, &err) != NSS_STATUS_SUCCESS)
+                    ++bad;
+                _nss_allot_setpwent(0);
+                while (_nss_allot_getpwent_r(&pw, buf, sizeof buf, &err) == NSS_STATUS_SUCCESS) {
+                }
+                _nss_allot_endpwent();
+            }
+        });
+    }
+    for (int i = 0; i < 200; ++i) {
+        std::vector<allot::PosixUser> users = {user("bob", 20001)};
+        for (int j = 0; j < i % 20; ++j) users.push_back(user("u" + std::to_string(j), 21000 + j));
+        publish(users, {{"team-a", 30000, {"bob"}}});
+    }
+    stop = true;
+    for (auto& t : readers) t.join();
+    EXPECT_EQ(bad.load(), 0);
+    EXPECT_GT(ok.load(), 0);
+}
+
+TEST(NssSharedObject, LoadsWithRtldNowAndExportsEntryPoints)
+{
+    void* h = dlopen(NSS_SO, RTLD_NOW | RTLD_LOCAL);
+    ASSERT_NE(h, nullptr) << dlerror();
+    for (const char* sym : {"_nss_allot_getpwnam_r", "_nss_allot_getpwuid_r", "_nss_allot_setpwent",
+                            "_nss_allot_getpwent_r", "_nss_allot_endpwent", "_nss_allot_getgrnam_r",
+                            "_nss_allot_getgrgid_r", "_nss_allot_setgrent", "_nss_allot_getgrent_r",
+                            "_nss_allot_endgrent", "_nss_allot_initgroups_dyn"})
+        EXPECT_NE(dlsym(h, sym), nullptr) << sym;
+    EXPECT_EQ(dlsym(h, "_ZN5allot7idcache12user_by_nameEPKNS0_8SnapshotEPKcmPNS0_8UserViewE"),
+              nullptr);  // internals stay hidden
+    dlclose(h);
+}
+
+}  // namespace

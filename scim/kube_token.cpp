@@ -1,0 +1,223 @@
+// kube_token.cpp - allot-kube-token: a client-go exec credential plugin.
+//
+// kubectl runs it (kubeconfig `users[].user.exec`); it proves the caller's
+// UID with a MUNGE credential (payload binds it to this audience), exchanges
+// it at allot-scimd's token endpoint (RFC 8693) for a short-lived ID token and
+// prints an ExecCredential. The token is cached per user (0600, in a 0700
+// dir) until 60 s before it expires, so kubectl does not mint one per call.
+//
+// Exit codes: 0 printed a credential, 1 could not get one (reason on stderr),
+// 2 usage error.
+#include <curl/curl.h>
+#include <fcntl.h>
+#include <pwd.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <ctime>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <sstream>
+#include <string>
+
+#include "allot/config.hpp"
+#include "allot/json.hpp"
+#include "allot/scim_codec.hpp"
+#include "munge.hpp"
+#include "util.hpp"
+
+using namespace allot;
+using namespace allot::scimd;
+
+namespace {
+
+const char* kUsage =
+    "usage: allot-kube-token [-c CONFIG] [--issuer URL] [--audience AUD] [--cacert FILE]\n"
+    "                        [--munge-socket PATH] [--cache-dir DIR] [--no-cache]\n";
+
+struct CurlDeleter {
+    void operator()(CURL* c) const { curl_easy_cleanup(c); }
+};
+
+size_t collect(char* data, size_t size, size_t n, void* out)
+{
+    auto* s = static_cast<std::string*>(out);
+    if (s->size() + size * n > (1u << 20)) return 0;  // a token response is small
+    s->append(data, size * n);
+    return size * n;
+}
+
+std::string form_escape(CURL* c, const std::string& s)
+{
+    char* e = curl_easy_escape(c, s.c_str(), static_cast<int>(s.size()));
+    std::string out = e ? e : "";
+    curl_free(e);
+    return out;
+}
+
+std::string cache_dir_default()
+{
+    if (const char* x = std::getenv("XDG_CACHE_HOME"); x && x[0] == '/')
+        return std::string(x) + "/allot";
+    const char* home = std::getenv("HOME");
+    if (!home || home[0] != '/') {
+        const passwd* pw = getpwuid(getuid());
+        home = pw ? pw->pw_dir : "/tmp";
+    }
+    return std::string(home) + "/.cache/allot";
+}
+
+// A cache file we trust: ours, a regular file, not readable by others.
+bool cache_file_ok(const std::string& path)
+{
+    struct stat st {};
+    return lstat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == getuid() &&
+           (st.st_mode & 077) == 0;
+}
+
+void print_credential(const std::string& api_version, const std::string& token, int64_t expiry)
+{
+    JsonPtr out(cJSON_CreateObject());
+    cJSON_AddStringToObject(out.get(), "apiVersion", api_version.c_str());
+    cJSON_AddStringToObject(out.get(), "kind", "ExecCredential");
+    cJSON* status = cJSON_AddObjectToObject(out.get(), "status");
+    cJSON_AddStringToObject(status, "token", token.c_str());
+    cJSON_AddStringToObject(status, "expirationTimestamp", scim::format_time(expiry).c_str());
+    std::cout << json_print(out.get()) << "\n";
+}
+
+int fail(const std::string& why)
+{
+    std::cerr << "allot-kube-token: " << why << "\n";
+    return 1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv)
+{
+    std::string config_path = kDefaultConfigPath, issuer, audience, cacert, socket, cache_dir;
+    bool use_cache = true;
+    for (int i = 1; i < argc; ++i) {
+        const std::string a = argv[i];
+        auto value = [&](std::string& out) {
+            if (i + 1 >= argc) return false;
+            out = argv[++i];
+            return true;
+        };
+        bool ok = true;
+        if (a == "-c" || a == "--config")
+            ok = value(config_path);
+        else if (a == "--issuer")
+            ok = value(issuer);
+        else if (a == "--audience")
+            ok = value(audience);
+        else if (a == "--cacert")
+            ok = value(cacert);
+        else if (a == "--munge-socket")
+            ok = value(socket);
+        else if (a == "--cache-dir")
+            ok = value(cache_dir);
+        else if (a == "--no-cache")
+            use_cache = false;
+        else
+            ok = false;
+        if (!ok) {
+            std::cerr << kUsage;
+            return 2;
+        }
+    }
+    if (issuer.empty() || audience.empty()) {
+        auto load = load_config(config_path);
+        if (!load.ok()) return fail("cannot read " + config_path + ":\n" + load.errors.joined());
+        if (issuer.empty()) issuer = load.config->oidc.issuer;
+        if (audience.empty()) audience = load.config->oidc.audience;
+        if (cacert.empty()) cacert = load.config->identity.ca_file;
+    }
+    if (issuer.rfind("https://", 0) != 0) return fail("issuer must be an https:// URL");
+    if (audience.empty()) return fail("no audience (oidc.audience or --audience)");
+
+    // kubectl tells us which ExecCredential version it speaks.
+    std::string api_version = "client.authentication.k8s.io/v1";
+    if (const char* info = std::getenv("KUBERNETES_EXEC_INFO")) {
+        JsonPtr j = json_parse(info, 65536);
+        if (auto v = json_string(j.get(), "apiVersion")) api_version = *v;
+    }
+    const int64_t now = static_cast<int64_t>(std::time(nullptr));
+    if (cache_dir.empty()) cache_dir = cache_dir_default();
+    const std::string cache_file =
+        cache_dir + "/kube-token-" + hex(sha256(issuer + "\n" + audience)).substr(0, 16) + ".json";
+    if (use_cache && cache_file_ok(cache_file)) {
+        std::ifstream in(cache_file);
+        std::stringstream text;
+        text << in.rdbuf();
+        JsonPtr j = json_parse(text.str(), 65536);
+        auto token = json_string(j.get(), "token");
+        auto exp = json_integer(j.get(), "expiry");
+        if (token && exp && *exp - 60 > now) {
+            print_credential(api_version, *token, *exp);
+            return 0;
+        }
+    }
+
+    auto cred = munge_encode(socket, kMungePayloadPrefix + audience);
+    if (!cred) return fail(cred.error().message + " (is munged running?)");
+    curl_global_init(CURL_GLOBAL_DEFAULT);
+    std::unique_ptr<CURL, CurlDeleter> curl(curl_easy_init());
+    if (!curl) return fail("curl_easy_init failed");
+    const std::string url = issuer + "/oidc/token";
+    const std::string body =
+        "grant_type=" + form_escape(curl.get(), "urn:ietf:params:oauth:grant-type:token-exchange") +
+        "&subject_token_type=" + form_escape(curl.get(), kMungeTokenType) +
+        "&requested_token_type=" +
+        form_escape(curl.get(), "urn:ietf:params:oauth:token-type:id_token") +
+        "&audience=" + form_escape(curl.get(), audience) +
+        "&subject_token=" + form_escape(curl.get(), cred.value());
+    std::string response;
+    long status = 0;
+    const bool set_ok =
+        curl_easy_setopt(curl.get(), CURLOPT_URL, url.c_str()) == CURLE_OK &&
+        curl_easy_setopt(curl.get(), CURLOPT_PROTOCOLS_STR, "https") == CURLE_OK &&
+        curl_easy_setopt(curl.get(), CURLOPT_POSTFIELDS, body.c_str()) == CURLE_OK &&
+        curl_easy_setopt(curl.get(), CURLOPT_CONNECTTIMEOUT, 5L) == CURLE_OK &&
+        curl_easy_setopt(curl.get(), CURLOPT_TIMEOUT, 20L) == CURLE_OK &&
+        curl_easy_setopt(curl.get(), CURLOPT_WRITEFUNCTION, collect) == CURLE_OK &&
+        curl_easy_setopt(curl.get(), CURLOPT_WRITEDATA, &response) == CURLE_OK &&
+        (cacert.empty() ||
+         curl_easy_setopt(curl.get(), CURLOPT_CAINFO, cacert.c_str()) == CURLE_OK);
+    if (!set_ok) return fail("curl option rejected");
+    const CURLcode rc = curl_easy_perform(curl.get());
+    if (rc != CURLE_OK) return fail(url + ": " + curl_easy_strerror(rc));
+    curl_easy_getinfo(curl.get(), CURLINFO_RESPONSE_CODE, &status);
+    JsonPtr j = json_parse(response, 1u << 20);
+    if (status != 200) {
+        return fail("token exchange refused (" + std::to_string(status) +
+                    "): " + json_string(j.get(), "error").value_or("?") + ": " +
+                    json_string(j.get(), "error_description").value_or(response.substr(0, 200)));
+    }
+    auto token = json_string(j.get(), "access_token");
+    auto expires_in = json_integer(j.get(), "expires_in", 1, 86400);
+    if (!token || !expires_in) return fail("malformed token response");
+    const int64_t expiry = now + *expires_in;
+    if (use_cache) {
+        mkdir(cache_dir.c_str(), 0700);  // parents are the user's home; ignore failure
+        const std::string tmp = cache_file + ".tmp." + std::to_string(getpid());
+        const int fd =
+            open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+        if (fd >= 0) {
+            JsonPtr c(cJSON_CreateObject());
+            cJSON_AddStringToObject(c.get(), "token", token->c_str());
+            cJSON_AddNumberToObject(c.get(), "expiry", static_cast<double>(expiry));
+            const std::string text = json_print(c.get());
+            const bool wrote =
+                write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
+            close(fd);
+            if (!wrote || rename(tmp.c_str(), cache_file.c_str()) != 0) unlink(tmp.c_str());
+        }
+    }
+    print_credential(api_version, *token, expiry);
+    return 0;
+}

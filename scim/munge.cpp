@@ -1,0 +1,90 @@
+// munge.cpp - MungeDecoder on libmunge (see munge.hpp).
+#include "munge.hpp"
+
+#include <munge.h>
+
+#include <cstdlib>
+
+namespace allot::scimd {
+namespace {
+
+struct CtxDeleter {
+    void operator()(munge_ctx_t c) const { munge_ctx_destroy(c); }
+};
+using CtxPtr = std::unique_ptr<std::remove_pointer_t<munge_ctx_t>, CtxDeleter>;
+
+Result<CtxPtr> make_ctx(const std::string& socket)
+{
+    CtxPtr ctx(munge_ctx_create());
+    if (!ctx) return make_error("munge_ctx_create failed");
+    if (!socket.empty() &&
+        munge_ctx_set(ctx.get(), MUNGE_OPT_SOCKET, socket.c_str()) != EMUNGE_SUCCESS)
+        return make_error("munge: cannot set socket " + socket);
+    return ctx;
+}
+
+class LibmungeDecoder final : public MungeDecoder {
+public:
+    explicit LibmungeDecoder(std::string socket) : socket_(std::move(socket)) {}
+
+    Result<MungeCredential> decode(const std::string& cred, MungeError* why) override
+    {
+        auto ctx = make_ctx(socket_);
+        if (!ctx) return ctx.error();
+        void* buf = nullptr;
+        int len = 0;
+        uid_t uid = 0;
+        gid_t gid = 0;
+        const munge_err_t rc =
+            munge_decode(cred.c_str(), ctx.value().get(), &buf, &len, &uid, &gid);
+        std::string payload;
+        if (buf) {
+            payload.assign(static_cast<const char*>(buf), static_cast<size_t>(len));
+            std::free(buf);
+        }
+        if (rc != EMUNGE_SUCCESS) {
+            if (why) {
+                why->replayed = rc == EMUNGE_CRED_REPLAYED;
+                why->expired = rc == EMUNGE_CRED_EXPIRED || rc == EMUNGE_CRED_REWOUND;
+                why->message = munge_strerror(rc);
+            }
+            return make_error(std::string("munge: ") + munge_strerror(rc));
+        }
+        MungeCredential c;
+        c.uid = uid;
+        c.gid = gid;
+        c.payload = std::move(payload);
+        time_t encoded = 0;
+        int ttl = 0;
+        munge_ctx_get(ctx.value().get(), MUNGE_OPT_ENCODE_TIME, &encoded);
+        munge_ctx_get(ctx.value().get(), MUNGE_OPT_TTL, &ttl);
+        c.encode_time = encoded;
+        c.ttl = ttl;
+        return c;
+    }
+
+private:
+    std::string socket_;
+};
+
+}  // namespace
+
+std::unique_ptr<MungeDecoder> make_libmunge_decoder(const std::string& socket_path)
+{
+    return std::make_unique<LibmungeDecoder>(socket_path);
+}
+
+Result<std::string> munge_encode(const std::string& socket_path, const std::string& payload)
+{
+    auto ctx = make_ctx(socket_path);
+    if (!ctx) return ctx.error();
+    char* cred = nullptr;
+    const munge_err_t rc =
+        munge_encode(&cred, ctx.value().get(), payload.data(), static_cast<int>(payload.size()));
+    if (rc != EMUNGE_SUCCESS) return make_error(std::string("munge: ") + munge_strerror(rc));
+    std::string out(cred);
+    std::free(cred);
+    return out;
+}
+
+}  // namespace allot::scimd

@@ -1,0 +1,79 @@
+// scimd_config.cpp - see scimd_config.hpp.
+#include "scimd_config.hpp"
+
+namespace allot::scimd {
+
+IdRange id_range(const Config& c)
+{
+    return {c.identity.uid_min, c.identity.uid_max, c.identity.gid_min, c.identity.gid_max};
+}
+
+DirectoryPolicy directory_policy(const Config& c)
+{
+    DirectoryPolicy p;
+    p.shells = c.identity.shells;
+    p.home_prefix = c.identity.home_prefix;
+    p.home_template = c.scim_server.home_template;
+    p.default_shell = c.scim_server.shell;
+    return p;
+}
+
+Result<ServerOptions> server_options(const Config& c, const Overrides& o)
+{
+    ServerOptions s;
+    auto listen = parse_listen(o.listen.empty() ? c.scim_server.listen : o.listen);
+    if (!listen) return listen.error();
+    s.host = listen.value().first;
+    s.port = listen.value().second;
+    s.tls_cert = c.scim_server.tls_cert;
+    s.tls_key = c.scim_server.tls_key;
+    s.max_body = c.scim_server.max_body_bytes;
+    // scim_server.threads bounds CPU work; connections get many more (mostly idle) threads.
+    s.connection_threads = std::max<size_t>(16, 16 * static_cast<size_t>(c.scim_server.threads));
+    s.access_log = o.access_log;
+    const bool loopback = s.host == "127.0.0.1" || s.host == "::1" || s.host == "localhost";
+    if (s.tls_cert.empty() != s.tls_key.empty())
+        return make_error("scim_server.tls_cert and tls_key must be set together");
+    if (s.tls_cert.empty() && !loopback && !o.insecure_http)
+        return make_error("scim_server: refusing plain HTTP on " + s.host +
+                          " (set tls_cert/tls_key, or --insecure-http behind a TLS proxy)");
+    return s;
+}
+
+Result<ServiceOptions> service_options(const Config& c, const Overrides& o)
+{
+    ServiceOptions s;
+    auto server = server_options(c, o);
+    if (!server) return server.error();
+    const bool tls = !server.value().tls_cert.empty();
+    // Public URL: the issuer's origin when configured, else what we listen on.
+    std::string origin = c.oidc.issuer;
+    if (!origin.empty()) {
+        const size_t scheme = origin.find("://");
+        const size_t slash = origin.find('/', scheme == std::string::npos ? 0 : scheme + 3);
+        if (slash != std::string::npos) origin = origin.substr(0, slash);
+    } else {
+        origin = std::string(tls ? "https://" : "http://") + server.value().host + ":" +
+                 std::to_string(server.value().port);
+    }
+    s.public_url = origin;
+    s.user_extension = c.identity.extension_schema;
+    s.policy = directory_policy(c);
+    s.max_body = c.scim_server.max_body_bytes;
+    s.token.issuer = c.oidc.issuer.empty() ? origin : c.oidc.issuer;
+    s.token.audience = c.oidc.audience;
+    s.token.lifetime = c.oidc.token_lifetime_seconds;
+    s.token.max_groups = c.oidc.max_groups;
+    for (const auto& t : c.teams) s.token.cluster_groups.insert(t.group);
+    s.keys_dir = o.keys_dir.empty() ? c.oidc.keys_dir : o.keys_dir;
+    if (!o.alg.empty()) {
+        auto a = alg_from_name(o.alg);
+        if (!a) return make_error("--alg must be ES256 or RS256");
+        s.alg = *a;
+    }
+    // Old keys stay published for at least two token lifetimes, and a day by default.
+    s.key_overlap = o.key_overlap ? o.key_overlap : std::max<int64_t>(86400, 2 * s.token.lifetime);
+    return s;
+}
+
+}  // namespace allot::scimd

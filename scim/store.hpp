@@ -1,0 +1,118 @@
+// store.hpp - the directory store behind allot-scimd.
+//
+// One interface, so another backend can be added later; SqliteStore
+// (store_sqlite.cpp) is the default. The store owns the two invariants that
+// matter for quotas and file ownership: a uidNumber/gidNumber is allocated
+// once from the configured range and never reused after deletion, and an
+// update never changes it. Errors carry an HTTP/SCIM classification so the
+// service layer can answer with the right status and scimType.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "allot/scim_codec.hpp"
+#include "filter.hpp"
+
+namespace allot::scimd {
+
+// A store failure with the SCIM status it maps to.
+struct StoreError {
+    int status = 500;       // 400, 404, 409, 412, 500
+    std::string scim_type;  // uniqueness, mutability, invalidValue, invalidFilter, ...
+    std::string detail;
+};
+
+template <typename T>
+class StoreResult {
+public:
+    StoreResult(T value) : value_(std::move(value)) {}           // NOLINT: implicit by design
+    StoreResult(StoreError error) : error_(std::move(error)) {}  // NOLINT
+    bool ok() const { return value_.has_value(); }
+    explicit operator bool() const { return ok(); }
+    T& value() { return *value_; }
+    const T& value() const { return *value_; }
+    const StoreError& error() const { return error_; }
+
+private:
+    std::optional<T> value_;
+    StoreError error_;
+};
+
+struct Unit {};
+
+struct IdRange {
+    uint32_t uid_min = 10000, uid_max = 2000000000;
+    uint32_t gid_min = 10000, gid_max = 2000000000;
+};
+
+enum class SortOrder { Ascending, Descending };
+
+struct ListQuery {
+    const Filter* filter = nullptr;
+    size_t start_index = 1;  // 1-based; ignored when cursor is set
+    size_t count = 100;
+    std::optional<std::string> cursor;  // "" for the first cursor page
+    SortOrder order = SortOrder::Ascending;
+};
+
+template <typename T>
+struct Page {
+    size_t total = 0;
+    size_t start_index = 1;
+    std::vector<T> items;
+    std::string next_cursor;  // empty when there are no more pages (cursor mode)
+};
+
+struct ApiToken {
+    std::string id;
+    std::string name;
+    std::vector<std::string> scopes;  // "scim:read", "scim:write"
+    int64_t created = 0;
+    int64_t expires = 0;  // 0: never
+    bool revoked = false;
+};
+
+class DirectoryStore {
+public:
+    virtual ~DirectoryStore() = default;
+
+    // Users. create fills id, uid/gid (allocating what is 0), timestamps, version.
+    virtual StoreResult<scim::User> create_user(scim::User draft) = 0;
+    virtual StoreResult<scim::User> get_user(const std::string& id) = 0;
+    virtual StoreResult<scim::User> get_user_by_name(const std::string& name) = 0;
+    virtual StoreResult<scim::User> get_user_by_uid(uint32_t uid) = 0;
+    // Replaces mutable attributes; uid/gid must be unchanged or 0 (keep).
+    // expected_version: 0 means unconditional, else 412 on mismatch.
+    virtual StoreResult<scim::User> replace_user(const std::string& id, scim::User next,
+                                                 int64_t expected_version) = 0;
+    virtual StoreResult<Unit> delete_user(const std::string& id) = 0;
+    virtual StoreResult<Page<scim::User>> list_users(const ListQuery& query) = 0;
+
+    // Groups. members carry ids; names are filled in from the users.
+    virtual StoreResult<scim::Group> create_group(scim::Group draft) = 0;
+    virtual StoreResult<scim::Group> get_group(const std::string& id) = 0;
+    virtual StoreResult<scim::Group> get_group_by_name(const std::string& name) = 0;
+    virtual StoreResult<scim::Group> replace_group(const std::string& id, scim::Group next,
+                                                   int64_t expected_version) = 0;
+    virtual StoreResult<Unit> delete_group(const std::string& id) = 0;
+    virtual StoreResult<Page<scim::Group>> list_groups(const ListQuery& query) = 0;
+
+    // API tokens: only the SHA-256 of the secret is stored.
+    virtual StoreResult<ApiToken> create_token(const std::string& name,
+                                               const std::vector<std::string>& scopes,
+                                               int64_t expires, const std::string& secret_hash) = 0;
+    virtual StoreResult<ApiToken> find_token(const std::string& secret_hash) = 0;
+    virtual StoreResult<Unit> revoke_token(const std::string& name_or_id) = 0;
+    virtual StoreResult<std::vector<ApiToken>> list_tokens() = 0;
+};
+
+// `user_extension` is identity.extension_schema (filters may name it).
+std::unique_ptr<DirectoryStore> open_sqlite_store(const std::string& path, IdRange range,
+                                                  const std::string& user_extension,
+                                                  std::string* error);
+
+}  // namespace allot::scimd

@@ -1,0 +1,285 @@
+// store_test.cpp - the SQLite directory store: id allocation (never reused,
+// never changed), uniqueness, memberships, filters compiled to SQL (including
+// injection attempts), index and cursor paging, API tokens, migrations.
+#include <gtest/gtest.h>
+#include <sqlite3.h>
+
+#include <set>
+
+#include "store.hpp"
+#include "test_util.hpp"
+
+using namespace allot;
+using namespace allot::scimd;
+
+namespace {
+
+class StoreTest : public ::testing::Test {
+protected:
+    void SetUp() override { reopen(); }
+    void reopen()
+    {
+        store.reset();
+        std::string err;
+        store = open_sqlite_store(dir.file("dir.db"), range, scim::kDefaultPosixUser, &err);
+        ASSERT_TRUE(store) << err;
+    }
+    scim::User user(const std::string& name)
+    {
+        scim::User u;
+        u.user_name = name;
+        u.home = "/home/" + name;
+        u.shell = "/bin/bash";
+        return u;
+    }
+    scim::User add(const std::string& name)
+    {
+        auto r = store->create_user(user(name));
+        EXPECT_TRUE(r) << r.error().detail;
+        return r.value();
+    }
+    std::vector<std::string> names(const char* filter)
+    {
+        auto f = parse_filter(filter);
+        EXPECT_TRUE(f) << filter;
+        ListQuery q;
+        q.filter = f.value().get();
+        auto page = store->list_users(q);
+        if (!page) return {"ERR " + page.error().scim_type + ": " + page.error().detail};
+        std::vector<std::string> out;
+        for (auto& u : page.value().items) out.push_back(u.user_name);
+        return out;
+    }
+
+    test::ScratchDir dir;
+    IdRange range{10000, 10009, 20000, 20009};
+    std::unique_ptr<DirectoryStore> store;
+};
+
+}  // namespace
+
+TEST_F(StoreTest, AllocatesIdsOnceAndNeverReuses)
+{
+    auto a = add("alice");
+    EXPECT_EQ(a.uid, 10000u);
+    EXPECT_EQ(a.gid, 20000u);  // private group id from the gid sequence
+    EXPECT_EQ(a.version, 1);
+    EXPECT_EQ(a.id.size(), 36u);
+    auto b = add("bob");
+    EXPECT_EQ(b.uid, 10001u);
+    ASSERT_TRUE(store->delete_user(b.id));
+    // Recreating the same name gets a new uid: quotas are accounted by UID.
+    auto b2 = add("bob");
+    EXPECT_EQ(b2.uid, 10002u);
+    // The freed number cannot be claimed explicitly either.
+    scim::User c = user("carol");
+    c.uid = 10001;
+    auto rc = store->create_user(c);
+    ASSERT_FALSE(rc);
+    EXPECT_EQ(rc.error().status, 409);
+    // Survives a restart (the ledger is in the file).
+    reopen();
+    EXPECT_EQ(add("dave").uid, 10003u);
+    // Explicit, never-used, in range: accepted; the sequence skips it later.
+    c.uid = 10004;
+    ASSERT_TRUE(store->create_user(c));
+    EXPECT_EQ(add("erin").uid, 10005u);
+    // Out of range.
+    scim::User x = user("xavier");
+    x.uid = 5;
+    EXPECT_EQ(store->create_user(x).error().scim_type, "invalidValue");
+    // Exhaustion is an error, not a wrap-around.
+    for (const char* n : {"f1", "f2", "f3", "f4"}) add(n);
+    auto full = store->create_user(user("late"));
+    ASSERT_FALSE(full);
+    EXPECT_EQ(full.error().status, 507);
+}
+
+TEST_F(StoreTest, UpdatesNeverChangeIds)
+{
+    auto a = add("alice");
+    scim::User next = a;
+    next.uid = a.uid + 1;
+    auto r = store->replace_user(a.id, next, 0);
+    ASSERT_FALSE(r);
+    EXPECT_EQ(r.error().scim_type, "mutability");
+    next.uid = 0;  // "keep"
+    next.gid = 0;
+    next.shell = "/bin/zsh";
+    auto ok = store->replace_user(a.id, next, a.version);
+    ASSERT_TRUE(ok);
+    EXPECT_EQ(ok.value().uid, a.uid);
+    EXPECT_EQ(ok.value().gid, a.gid);
+    EXPECT_EQ(ok.value().version, 2);
+    // Stale version → 412.
+    EXPECT_EQ(store->replace_user(a.id, next, 1).error().status, 412);
+    // Rename onto an existing name → 409.
+    add("bob");
+    next.user_name = "bob";
+    EXPECT_EQ(store->replace_user(a.id, next, 0).error().status, 409);
+    EXPECT_EQ(store->replace_user("nope", next, 0).error().status, 404);
+    EXPECT_EQ(store->create_user(user("alice")).error().scim_type, "uniqueness");
+}
+
+TEST_F(StoreTest, GroupsAndMembers)
+{
+    auto a = add("alice");
+    auto b = add("bob");
+    scim::Group g;
+    g.display_name = "team-a";
+    g.members = {{b.id, ""}, {a.id, ""}, {a.id, ""}};
+    auto made = store->create_group(g);
+    ASSERT_TRUE(made) << made.error().detail;
+    EXPECT_EQ(made.value().gid, 20002u);  // after the two private gids
+    ASSERT_EQ(made.value().members.size(), 2u);
+    EXPECT_EQ(made.value().members[0].name, "alice");  // sorted by userName
+    auto alice = store->get_user(a.id);
+    ASSERT_EQ(alice.value().groups.size(), 1u);
+    EXPECT_EQ(alice.value().groups[0].name, "team-a");
+    // Unknown member ids are refused and nothing changes.
+    scim::Group bad = made.value();
+    bad.members.push_back({"no-such-user", ""});
+    EXPECT_EQ(store->replace_group(made.value().id, bad, 0).error().scim_type, "invalidValue");
+    EXPECT_EQ(store->get_group(made.value().id).value().members.size(), 2u);
+    // Deleting a user removes the membership.
+    ASSERT_TRUE(store->delete_user(b.id));
+    EXPECT_EQ(store->get_group(made.value().id).value().members.size(), 1u);
+    // A group's gid is never reused either.
+    ASSERT_TRUE(store->delete_group(made.value().id));
+    scim::Group again;
+    again.display_name = "team-a";
+    EXPECT_EQ(store->create_group(again).value().gid, 20003u);
+    again.gid = 20002;
+    again.display_name = "team-b";
+    EXPECT_EQ(store->create_group(again).error().status, 409);
+}
+
+TEST_F(StoreTest, FiltersCompileToSql)
+{
+    for (const char* n : {"alice", "bob", "carol", "dave"}) add(n);
+    scim::User e = user("erin");
+    e.active = false;
+    e.emails = {{"erin@Example.org", "work", true}};
+    e.ssh_keys = {"ssh-ed25519 AAAAerin"};
+    ASSERT_TRUE(store->create_user(e));
+    scim::Group g;
+    g.display_name = "team-a";
+    g.members = {{store->get_user_by_name("bob").value().id, ""}};
+    ASSERT_TRUE(store->create_group(g));
+
+    using V = std::vector<std::string>;
+    EXPECT_EQ(names(R"(userName eq "alice")"), V{"alice"});
+    EXPECT_EQ(names(R"(USERNAME EQ "alice")"), V{"alice"});
+    EXPECT_EQ(names(R"(userName ne "alice")"), (V{"bob", "carol", "dave", "erin"}));
+    EXPECT_EQ(names(R"(userName co "a")"), (V{"alice", "carol", "dave"}));
+    EXPECT_EQ(names(R"(userName sw "ca")"), V{"carol"});
+    EXPECT_EQ(names(R"(userName ew "ve")"), V{"dave"});
+    EXPECT_EQ(names(R"(userName gt "carol")"), (V{"dave", "erin"}));
+    EXPECT_EQ(names("uidNumber ge 10003"), (V{"dave", "erin"}));
+    EXPECT_EQ(names("uidNumber lt 10001 or uidNumber le 10001 and userName eq \"bob\""),
+              (V{"alice", "bob"}));
+    EXPECT_EQ(
+        names("urn:ietf:params:scim:schemas:extension:allot:2.0:PosixUser:uidNumber eq 10002"),
+        V{"carol"});
+    EXPECT_EQ(names("active eq false"), V{"erin"});
+    EXPECT_EQ(names("not (active eq true)"), V{"erin"});
+    EXPECT_EQ(names("emails pr"), V{"erin"});
+    EXPECT_EQ(names(R"(emails[type eq "work" and value co "@Example"])"), V{"erin"});
+    EXPECT_EQ(names(R"(emails.value sw "erin")"), V{"erin"});
+    EXPECT_EQ(names(R"(sshPublicKeys co "AAAAerin")"), V{"erin"});
+    EXPECT_EQ(names(R"(groups.display eq "team-a")"), V{"bob"});
+    EXPECT_EQ(names(R"(meta.created gt "2000-01-01T00:00:00Z")").size(), 5u);
+    EXPECT_EQ(names("externalId eq null").size(), 0u);  // stored as '' not NULL
+    // Type errors and unknown attributes are invalidFilter, not 500s.
+    EXPECT_EQ(names(R"(uidNumber eq "10000")")[0].substr(0, 17), "ERR invalidFilter");
+    EXPECT_EQ(names(R"(userName gt 5)")[0].substr(0, 17), "ERR invalidFilter");
+    EXPECT_EQ(names(R"(password eq "x")")[0].substr(0, 17), "ERR invalidFilter");
+    EXPECT_EQ(names(R"(active co "t")")[0].substr(0, 17), "ERR invalidFilter");
+    EXPECT_EQ(names(R"(urn:x:y:userName eq "alice")")[0].substr(0, 17), "ERR invalidFilter");
+}
+
+TEST_F(StoreTest, SqlInjectionThroughFiltersIsInert)
+{
+    add("alice");
+    add("bob");
+    for (const char* evil :
+         {R"(userName eq "x' OR '1'='1")", R"(userName eq "alice\"; DROP TABLE users; --")",
+          R"(userName co "%")", R"(userName co "_")", R"(userName sw "' OR 1=1 --")",
+          R"(emails[value eq "') OR 1=1 --"])",
+          R"(userName eq "\u0027 or \u00271\u0027=\u00271")"}) {
+        auto got = names(evil);
+        EXPECT_TRUE(got.empty()) << evil << " -> " << (got.empty() ? "" : got[0]);
+    }
+    // Still intact.
+    EXPECT_EQ(names("uidNumber pr").size(), 2u);
+}
+
+TEST_F(StoreTest, IndexAndCursorPaging)
+{
+    range = IdRange{10000, 20000, 20000, 30000};
+    reopen();
+    std::set<std::string> all;
+    for (int i = 0; i < 25; ++i) {
+        char n[8];
+        snprintf(n, sizeof n, "u%02d", (i * 7) % 25);
+        add(n);
+        all.insert(n);
+    }
+    ListQuery q;
+    q.count = 10;
+    q.start_index = 21;
+    auto page = store->list_users(q);
+    ASSERT_TRUE(page);
+    EXPECT_EQ(page.value().total, 25u);
+    ASSERT_EQ(page.value().items.size(), 5u);
+    EXPECT_EQ(page.value().items[0].user_name, "u20");
+    // Cursor pages: every user once, in order, across pages.
+    std::vector<std::string> seen;
+    q.cursor = "";
+    for (int pages = 0; pages < 10; ++pages) {
+        auto p = store->list_users(q);
+        ASSERT_TRUE(p);
+        for (auto& u : p.value().items) seen.push_back(u.user_name);
+        if (p.value().next_cursor.empty()) break;
+        q.cursor = p.value().next_cursor;
+    }
+    EXPECT_EQ(seen, std::vector<std::string>(all.begin(), all.end()));
+    q.order = SortOrder::Descending;
+    q.cursor = "";
+    EXPECT_EQ(store->list_users(q).value().items[0].user_name, "u24");
+    q.cursor = "not-a-cursor";
+    EXPECT_EQ(store->list_users(q).error().scim_type, "invalidCursor");
+    q.cursor.reset();
+    q.count = 0;
+    EXPECT_TRUE(store->list_users(q).value().items.empty());
+}
+
+TEST_F(StoreTest, ApiTokens)
+{
+    auto t = store->create_token("syncd", {"scim:read"}, 0, "hash1");
+    ASSERT_TRUE(t);
+    EXPECT_EQ(store->find_token("hash1").value().name, "syncd");
+    EXPECT_EQ(store->find_token("hash1").value().scopes, std::vector<std::string>{"scim:read"});
+    EXPECT_FALSE(store->find_token("hash2"));
+    EXPECT_EQ(store->create_token("syncd", {}, 0, "hash3").error().status, 409);
+    ASSERT_TRUE(store->revoke_token("syncd"));
+    EXPECT_TRUE(store->find_token("hash1").value().revoked);
+    EXPECT_EQ(store->revoke_token("nope").error().status, 404);
+}
+
+TEST_F(StoreTest, RefusesNewerSchemaAndUsesWal)
+{
+    store.reset();
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open(dir.file("dir.db").c_str(), &db), SQLITE_OK);
+    sqlite3_stmt* st = nullptr;
+    sqlite3_prepare_v2(db, "PRAGMA journal_mode", -1, &st, nullptr);
+    ASSERT_EQ(sqlite3_step(st), SQLITE_ROW);
+    EXPECT_STREQ(reinterpret_cast<const char*>(sqlite3_column_text(st, 0)), "wal");
+    sqlite3_finalize(st);
+    sqlite3_exec(db, "PRAGMA user_version = 99", nullptr, nullptr, nullptr);
+    sqlite3_close(db);
+    std::string err;
+    EXPECT_FALSE(open_sqlite_store(dir.file("dir.db"), range, scim::kDefaultPosixUser, &err));
+    EXPECT_NE(err.find("newer"), std::string::npos) << err;
+}

@@ -1,0 +1,34 @@
+// test_util.hpp - scratch directories and store fixtures for allot-scimd tests.
+#pragma once
+
+#include <gtest/gtest.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <string>
+
+namespace allot::scimd::test {
+
+// A fresh directory under $TMPDIR, removed with everything in it.
+class ScratchDir {
+public:
+    ScratchDir()
+    {
+        std::string tmpl = (std::filesystem::temp_directory_path() / "scimd-test-XXXXXX").string();
+        if (!mkdtemp(tmpl.data())) throw std::runtime_error("mkdtemp failed");
+        path_ = tmpl;
+    }
+    ~ScratchDir()
+    {
+        std::error_code ec;
+        std::filesystem::remove_all(path_, ec);
+    }
+    std::string file(const std::string& name) const { return path_ + "/" + name; }
+    const std::string& path() const { return path_; }
+
+private:
+    std::string path_;
+};
+
+}  // namespace allot::scimd::test

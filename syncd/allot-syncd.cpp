@@ -1,0 +1,375 @@
+// allot-syncd.cpp - the identity sync daemon: SCIM → caches and Slurm accounting.
+//
+// One cycle (allot::run_sync) pulls users and groups from SCIM, validates
+// them, publishes the node's identity caches and, on the controller, makes
+// Slurm accounting match allot.yaml. Runs once (--once, --plan) or as a
+// daemon (poll interval + jitter, SIGHUP reloads the config, SIGTERM stops
+// after the current cycle). Exit codes are documented in allot-syncd(8).
+#include <getopt.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <iostream>
+#include <memory>
+#include <random>
+
+#include "allot/config.hpp"
+#include "allot/sync_engine.hpp"
+#include "curl_http.hpp"
+#include "slurmdb_store.hpp"
+#include "syncd_support.hpp"
+
+#if __has_include("allot/identity_cache.hpp")
+#include "identity_cache_publisher.hpp"
+#define ALLOT_HAVE_IDENTITY_CACHE 1
+#endif
+
+using namespace allot;
+using allot::syncd::Level;
+using allot::syncd::log;
+
+namespace {
+
+enum Exit {
+    kOk = 0,
+    kUsage = 1,
+    kSource = 2,
+    kRefused = 3,
+    kAccounting = 4,
+    kLockBusy = 5,
+    kCache = 6,
+};
+
+struct Options {
+    std::string config = kDefaultConfigPath;
+    bool plan = false, once = false, force = false, adopt = false;
+    bool accounting = true, caches = true, check_config = false, skip_nss = false;
+    std::string lock_file, state_file, metrics_file, cluster;
+    bool use_syslog = false;
+    Level level = Level::Info;
+};
+
+void usage(FILE* out)
+{
+    fprintf(out,
+            "usage: allot-syncd [options]\n"
+            "  -c, --config FILE     configuration (default %s)\n"
+            "      --plan            print the changes a sync would make; write nothing\n"
+            "      --once            run one cycle and exit (default: daemon)\n"
+            "      --force           apply despite an empty source or a large removal plan\n"
+            "      --adopt           take over same-named accounts/QOS not made by allot\n"
+            "      --no-accounting   do not touch Slurm accounting (login/compute nodes)\n"
+            "      --no-caches       do not publish identity caches\n"
+            "      --cluster NAME    Slurm cluster (default: cluster.name)\n"
+            "      --lock-file FILE  default <node.run_dir>/allot-syncd.lock\n"
+            "      --state-file FILE default <identity.cache_dir>/syncd.state\n"
+            "      --metrics-file F  Prometheus textfile, rewritten after each cycle\n"
+            "      --syslog          log to syslog instead of stderr\n"
+            "  -v, --verbose         debug logging;  -q, --quiet: warnings and errors only\n"
+            "      --check-config    validate the configuration and exit\n"
+            "      --skip-nss-check  write associations for users that do not resolve here\n"
+            "                        (tests and benchmarks only)\n"
+            "  -h, --help\n",
+            kDefaultConfigPath);
+}
+
+std::optional<Config> load(const std::string& path)
+{
+    ConfigLoad l = load_config(path);
+    if (!l.ok()) {
+        for (const auto& e : l.errors.lines) log(Level::Error, e);
+        return std::nullopt;
+    }
+    return l.config;
+}
+
+double now()
+{
+    return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch())
+        .count();
+}
+
+class AnyUser : public UserResolver {
+public:
+    bool resolves(const std::string&, uint32_t) override { return true; }
+};
+
+class NoCaches : public CachePublisher {
+public:
+    Result<bool> publish(const ValidatedDirectory&) override
+    {
+        return make_error("this build has no identity cache writer (lib/allot/identity_cache.hpp)");
+    }
+};
+
+int run_cycle(const Options& opt, const Config& cfg, syncd::Metrics& metrics)
+{
+    const double start = now();
+    metrics.last_run = start;
+    ++metrics.runs;
+
+    CurlOptions co;
+    co.ca_file = cfg.identity.ca_file;
+    co.timeout_ms = cfg.identity.timeout_seconds * 1000;
+    if (!cfg.identity.token_file.empty()) {
+        auto token = read_token_file(cfg.identity.token_file);
+        if (!token) {
+            log(Level::Error, "token: " + token.error().message);
+            ++metrics.source_errors;
+            return metrics.last_status = kSource;
+        }
+        co.bearer_token = token.value();
+    }
+    CurlHttpClient http(co);
+    ScimFetchOptions fo;
+    fo.base_url = cfg.identity.scim_url;
+    fo.ext_schema = cfg.identity.extension_schema;
+    std::mt19937 rng(std::random_device{}());
+    fo.sleep = [](uint32_t ms) { usleep(useconds_t(ms) * 1000); };
+    fo.jitter = [&rng] { return uint32_t(rng() % 1000); };
+    HttpScimSource source(http, fo);
+
+    std::unique_ptr<AccountingStore> store;
+    if (opt.accounting)
+        store.reset(new SlurmdbStore(opt.cluster.empty() ? cfg.cluster.name : opt.cluster));
+#ifdef ALLOT_HAVE_IDENTITY_CACHE
+    syncd::IdentityCachePublisher caches(cfg.identity.cache_dir);
+#else
+    NoCaches caches;
+#endif
+    syncd::NssResolver nss;
+    AnyUser any;
+    UserResolver& resolver = opt.skip_nss ? static_cast<UserResolver&>(any) : nss;
+
+    const std::string state_file =
+        opt.state_file.empty() ? cfg.identity.cache_dir + "/syncd.state" : opt.state_file;
+    const auto last_applied = syncd::load_state(state_file);
+    SyncOptions so;
+    so.plan_only = opt.plan;
+    so.force = opt.force;
+    so.adopt = opt.adopt;
+    so.accounting = opt.accounting;
+    so.caches = opt.caches;
+#ifndef ALLOT_HAVE_IDENTITY_CACHE
+    if (so.caches)
+        log(Level::Warning, "built without the identity cache writer; caches not published");
+    so.caches = false;
+#endif
+    so.max_removals = cfg.identity.max_removals;
+    so.last_applied = &last_applied;
+
+    SyncReport rep = run_sync(cfg, source, store.get(), resolver, &caches, so);
+
+    for (const auto& r : rep.directory.rejections)
+        log(Level::Warning, "rejected " + r.kind + " '" + r.object + "': " + r.reason);
+    for (const auto& n : rep.plan.notes) log(Level::Info, n);
+    metrics.rejected = rep.directory.rejections.size();
+    metrics.users = rep.directory.users.size();
+    metrics.groups = rep.directory.groups.size();
+    metrics.last_changes = rep.plan.changes.size();
+    metrics.held = 0;
+    for (const auto& n : rep.plan.notes)
+        metrics.held += n.find("does not resolve") != std::string::npos;
+
+    if (opt.plan) {
+        size_t add = 0, mod = 0, rm = 0;
+        for (const auto& c : rep.plan.changes) {
+            std::cout << c.text() << "\n";
+            add += c.op == ChangeOp::Add;
+            mod += c.op == ChangeOp::Modify;
+            rm += c.op == ChangeOp::Remove;
+        }
+        std::cout << "plan: " << add << " to add, " << mod << " to modify, " << rm << " to remove ("
+                  << rep.plan.drifted() << " drift)";
+        if (rep.status == SyncStatus::Refused) std::cout << "; would be REFUSED";
+        std::cout << "\n";
+    } else {
+        for (const auto& c : rep.plan.changes)
+            log(c.drift ? Level::Warning : Level::Info,
+                (rep.accounting_applied ? "applied: " : "planned: ") + c.text());
+        for (const auto& d : rep.applied.deferred) log(Level::Warning, "deferred: " + d);
+        for (const auto& f : rep.applied.failed) log(Level::Error, "failed: " + f);
+    }
+    if (rep.status != SyncStatus::Ok) log(Level::Error, rep.message);
+
+    metrics.duration = now() - start;
+    switch (rep.status) {
+        case SyncStatus::Ok:
+            metrics.last_success = now();
+            if (rep.accounting_applied && !opt.plan) {
+                metrics.changes_total += rep.applied.applied;
+                metrics.drift_total += rep.plan.drifted();
+                if (auto s = syncd::save_state(state_file, rep.new_applied_state); !s)
+                    log(Level::Warning,
+                        "state file: " + s.error().message + " (drift detection degraded)");
+            }
+            log(Level::Info, "sync ok: " + std::to_string(metrics.users) + " users, " +
+                                 std::to_string(metrics.groups) + " groups, " +
+                                 std::to_string(rep.plan.changes.size()) + " changes, " +
+                                 std::to_string(metrics.rejected) + " rejected, " +
+                                 std::to_string(int(metrics.duration * 1000)) + " ms");
+            return metrics.last_status = kOk;
+        case SyncStatus::SourceError: ++metrics.source_errors; return metrics.last_status = kSource;
+        case SyncStatus::Refused: ++metrics.refusals; return metrics.last_status = kRefused;
+        case SyncStatus::AccountingError:
+            ++metrics.accounting_errors;
+            return metrics.last_status = kAccounting;
+        case SyncStatus::CacheError: return metrics.last_status = kCache;
+    }
+    return kOk;
+}
+
+void write_metrics(const Options& opt, const syncd::Metrics& m)
+{
+    if (opt.metrics_file.empty()) return;
+    if (auto r = syncd::write_atomically(opt.metrics_file, m.render(), 0644); !r)
+        log(Level::Warning, "metrics: " + r.error().message);
+}
+
+}  // namespace
+
+int main(int argc, char** argv)
+{
+    Options opt;
+    enum {
+        kPlan = 1000,
+        kOnce,
+        kForce,
+        kAdopt,
+        kNoAcct,
+        kNoCaches,
+        kCluster,
+        kLock,
+        kState,
+        kMetrics,
+        kSyslog,
+        kCheck,
+        kSkipNss
+    };
+    static const option longopts[] = {{"config", required_argument, nullptr, 'c'},
+                                      {"plan", no_argument, nullptr, kPlan},
+                                      {"once", no_argument, nullptr, kOnce},
+                                      {"force", no_argument, nullptr, kForce},
+                                      {"adopt", no_argument, nullptr, kAdopt},
+                                      {"no-accounting", no_argument, nullptr, kNoAcct},
+                                      {"no-caches", no_argument, nullptr, kNoCaches},
+                                      {"cluster", required_argument, nullptr, kCluster},
+                                      {"lock-file", required_argument, nullptr, kLock},
+                                      {"state-file", required_argument, nullptr, kState},
+                                      {"metrics-file", required_argument, nullptr, kMetrics},
+                                      {"syslog", no_argument, nullptr, kSyslog},
+                                      {"verbose", no_argument, nullptr, 'v'},
+                                      {"quiet", no_argument, nullptr, 'q'},
+                                      {"check-config", no_argument, nullptr, kCheck},
+                                      {"skip-nss-check", no_argument, nullptr, kSkipNss},
+                                      {"help", no_argument, nullptr, 'h'},
+                                      {nullptr, 0, nullptr, 0}};
+    int ch;
+    while ((ch = getopt_long(argc, argv, "c:vqh", longopts, nullptr)) != -1) {
+        switch (ch) {
+            case 'c': opt.config = optarg; break;
+            case kPlan: opt.plan = true; break;
+            case kOnce: opt.once = true; break;
+            case kForce: opt.force = true; break;
+            case kAdopt: opt.adopt = true; break;
+            case kNoAcct: opt.accounting = false; break;
+            case kNoCaches: opt.caches = false; break;
+            case kCluster: opt.cluster = optarg; break;
+            case kLock: opt.lock_file = optarg; break;
+            case kState: opt.state_file = optarg; break;
+            case kMetrics: opt.metrics_file = optarg; break;
+            case kSyslog: opt.use_syslog = true; break;
+            case 'v': opt.level = Level::Debug; break;
+            case 'q': opt.level = Level::Warning; break;
+            case kCheck: opt.check_config = true; break;
+            case kSkipNss: opt.skip_nss = true; break;
+            case 'h': usage(stdout); return kOk;
+            default: usage(stderr); return kUsage;
+        }
+    }
+    if (optind != argc) {
+        usage(stderr);
+        return kUsage;
+    }
+    syncd::log_open(opt.use_syslog, opt.level);
+    auto cfg = load(opt.config);
+    if (!cfg) return kUsage;
+    if (opt.check_config) {
+        std::cout << opt.config << ": ok\n";
+        return kOk;
+    }
+    if (cfg->identity.scim_url.empty()) {
+        log(Level::Error, opt.config + ": identity.scim_url is not set");
+        return kUsage;
+    }
+
+    // SIGHUP/SIGTERM/SIGINT stay blocked: a cycle is never interrupted half
+    // way; they are collected with sigtimedwait between cycles.
+    sigset_t sigs;
+    sigemptyset(&sigs);
+    sigaddset(&sigs, SIGHUP);
+    sigaddset(&sigs, SIGTERM);
+    sigaddset(&sigs, SIGINT);
+    if (!opt.once && !opt.plan) sigprocmask(SIG_BLOCK, &sigs, nullptr);
+    signal(SIGPIPE, SIG_IGN);
+
+    const std::string lock_path =
+        opt.lock_file.empty() ? cfg->node.run_dir + "/allot-syncd.lock" : opt.lock_file;
+    std::unique_ptr<syncd::LockFile> lock;
+    if (!opt.plan) {  // --plan writes nothing and may run beside a daemon
+        lock.reset(new syncd::LockFile(lock_path));
+        if (!lock->held()) {
+            log(Level::Error, "lock: " + lock->error());
+            return kLockBusy;
+        }
+    }
+
+    syncd::Metrics metrics;
+    if (opt.once || opt.plan) {
+        const int rc = run_cycle(opt, *cfg, metrics);
+        write_metrics(opt, metrics);
+        return rc;
+    }
+
+    log(Level::Info,
+        "daemon started; polling every " + std::to_string(cfg->identity.poll_seconds) + " s");
+    std::mt19937 rng(std::random_device{}());
+    for (;;) {
+        run_cycle(opt, *cfg, metrics);
+        write_metrics(opt, metrics);
+        // Interval with ±10 % jitter so many nodes do not hit SCIM together.
+        const uint32_t base = std::max<uint32_t>(cfg->identity.poll_seconds, 1);
+        const uint32_t spread = base / 10;
+        uint32_t wait_s = base - spread + (spread ? uint32_t(rng() % (2 * spread + 1)) : 0);
+        for (;;) {
+            timespec ts{time_t(wait_s), 0};
+            const auto t0 = now();
+            const int sig = sigtimedwait(&sigs, nullptr, &ts);
+            if (sig == SIGTERM || sig == SIGINT) {
+                log(Level::Info, "stopping on signal " + std::to_string(sig));
+                return kOk;
+            }
+            if (sig == SIGHUP) {
+                if (auto fresh = load(opt.config)) {
+                    *cfg = *fresh;
+                    log(Level::Info, "configuration reloaded");
+                } else {
+                    log(Level::Error, "configuration reload failed; keeping the previous one");
+                }
+                break;  // sync right away with the new config
+            }
+            if (sig < 0 && errno == EINTR) {
+                const double left = wait_s - (now() - t0);
+                if (left > 0) {
+                    wait_s = uint32_t(left);
+                    continue;
+                }
+            }
+            break;  // timeout: next cycle
+        }
+    }
+}

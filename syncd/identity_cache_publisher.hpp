@@ -1,0 +1,27 @@
+// identity_cache_publisher.hpp - CachePublisher over the node engineer's
+// identity cache writer (lib/allot/identity_cache.hpp): allot-syncd never
+// writes a cache format of its own. Compiled in only when that writer exists.
+#pragma once
+
+#if __has_include("allot/identity_cache.hpp")
+#include <string>
+
+#include "allot/identity_cache.hpp"
+#include "allot/sync_engine.hpp"
+
+namespace allot::syncd {
+
+class IdentityCachePublisher : public CachePublisher {
+public:
+    explicit IdentityCachePublisher(std::string dir) : dir_(std::move(dir)) {}
+    Result<bool> publish(const ValidatedDirectory& d) override
+    {
+        return publish_identity_cache(dir_, d.users, d.groups);
+    }
+
+private:
+    std::string dir_;
+};
+
+}  // namespace allot::syncd
+#endif

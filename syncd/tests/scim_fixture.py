@@ -1,0 +1,97 @@
+#!/usr/bin/env python3
+"""scim_fixture.py - a canned SCIM 2.0 server for allot-syncd's integration tests.
+
+Serves /Users and /Groups from JSON files in DIR (users.json, groups.json:
+arrays of SCIM resources, POSIX attributes in the allot PosixUser extension)
+with startIndex/count paging, or cursor paging (nextCursor) when the request
+carries `cursor` or DIR/paging says "cursor". DIR/mode (re-read on every
+request) switches behaviour: ok | down (503) | empty | noext (drop the
+extension) | truncated | huge (11 MiB) | slow (sleeps DIR/slow seconds).
+Requires `Authorization: Bearer <DIR/token>`. Usage: scim_fixture.py DIR PORT
+"""
+import json
+import os
+import sys
+import time
+import urllib.parse
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+EXT = "urn:ietf:params:scim:schemas:extension:allot:2.0:PosixUser"
+DIR, PORT = sys.argv[1], int(sys.argv[2])
+
+
+def read(name, default=""):
+    try:
+        with open(os.path.join(DIR, name)) as f:
+            return f.read().strip()
+    except OSError:
+        return default
+
+
+class Handler(BaseHTTPRequestHandler):
+    def log_message(self, fmt, *args):
+        with open(os.path.join(DIR, "requests.log"), "a") as f:
+            f.write("%s\n" % (fmt % args))
+
+    def send(self, status, body, ctype="application/scim+json"):
+        data = body if isinstance(body, bytes) else body.encode()
+        self.send_response(status)
+        self.send_header("Content-Type", ctype)
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def do_GET(self):
+        mode = read("mode", "ok")
+        if self.headers.get("Authorization", "") != "Bearer " + read("token"):
+            return self.send(401, json.dumps({"schemas": ["urn:ietf:params:scim:api:messages:2.0:Error"],
+                                              "status": "401", "detail": "invalid token"}))
+        if mode == "down":
+            return self.send(503, json.dumps({"status": "503", "detail": "maintenance"}))
+        if mode == "slow":
+            time.sleep(float(read("slow", "5")))
+        url = urllib.parse.urlparse(self.path)
+        q = urllib.parse.parse_qs(url.query)
+        if url.path.endswith("/Users"):
+            items = json.loads(read("users.json", "[]"))
+        elif url.path.endswith("/Groups"):
+            items = json.loads(read("groups.json", "[]"))
+        else:
+            return self.send(404, json.dumps({"status": "404", "detail": "no such endpoint"}))
+        if mode == "empty":
+            items = []
+        if mode == "noext":
+            items = [{k: v for k, v in i.items() if k != EXT} for i in items]
+        if "filter" in q:  # userName eq "x" only
+            want = q["filter"][0].split('"')[1] if '"' in q["filter"][0] else ""
+            items = [i for i in items if i.get("userName") == want]
+        count = int(q.get("count", ["100"])[0])
+        body = {"schemas": ["urn:ietf:params:scim:api:messages:2.0:ListResponse"],
+                "totalResults": len(items)}
+        if "cursor" in q or read("paging") == "cursor":
+            start = int(q.get("cursor", ["0"])[0] or 0)
+            page = items[start:start + count]
+            if start + count < len(items):
+                body["nextCursor"] = str(start + count)
+        else:
+            start = int(q.get("startIndex", ["1"])[0])
+            page = items[start - 1:start - 1 + count]
+            body["startIndex"] = start
+        body["itemsPerPage"] = len(page)
+        body["Resources"] = page
+        text = json.dumps(body)
+        if mode == "truncated":
+            text = text[: len(text) // 2]
+        if mode == "huge":
+            text = text[:-1] + ', "pad": "' + "x" * (11 << 20) + '"}'
+        self.send(200, text)
+
+
+class Server(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def handle_error(self, request, client_address):
+        pass  # clients that hang up (size cap, kill -9) are part of the tests
+
+
+Server(("127.0.0.1", PORT), Handler).serve_forever()
