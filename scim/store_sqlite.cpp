@@ -518,14 +518,20 @@ public:
 
     StoreResult<Unit> delete_user(const std::string& id) override
     {
+        return delete_row("DELETE FROM users WHERE id = ?", id, "user " + id);
+    }
+
+    // One row by id, in its own transaction; not_found when nothing was deleted.
+    StoreResult<Unit> delete_row(const char* sql, const std::string& id, const std::string& what)
+    {
         auto c = borrow();
         if (!c) return internal("cannot open database");
         Txn t(*c);
         if (!t.ok()) return internal(c->errmsg());
-        auto del = c->prepare("DELETE FROM users WHERE id = ?");
+        auto del = c->prepare(sql);
         del.bind(1, id);
         if (del.step() != SQLITE_DONE) return internal(c->errmsg());
-        if (sqlite3_changes(c->db()) == 0) return not_found("user " + id);
+        if (sqlite3_changes(c->db()) == 0) return not_found(what);
         if (!t.commit()) return internal(c->errmsg());
         return Unit{};
     }
@@ -625,16 +631,7 @@ public:
 
     StoreResult<Unit> delete_group(const std::string& id) override
     {
-        auto c = borrow();
-        if (!c) return internal("cannot open database");
-        Txn t(*c);
-        if (!t.ok()) return internal(c->errmsg());
-        auto del = c->prepare("DELETE FROM grp WHERE id = ?");
-        del.bind(1, id);
-        if (del.step() != SQLITE_DONE) return internal(c->errmsg());
-        if (sqlite3_changes(c->db()) == 0) return not_found("group " + id);
-        if (!t.commit()) return internal(c->errmsg());
-        return Unit{};
+        return delete_row("DELETE FROM grp WHERE id = ?", id, "group " + id);
     }
 
     StoreResult<Page<scim::Group>> list_groups(const ListQuery& q) override
