@@ -462,6 +462,23 @@ HttpResponse list_response(const Page<T>& page, bool cursor_mode, const Projecti
     return json_response(200, root.get());
 }
 
+// DELETE of one resource: with If-Match, 412 unless the stored version is the one pinned.
+template <typename Get, typename Delete>
+HttpResponse delete_checked(int64_t want, Get get, Delete remove)
+{
+    if (want) {
+        auto cur = get();
+        if (!cur) return from_store(cur.error());
+        if (cur.value().version != want) return scim_error(412, "", "version mismatch");
+    }
+    auto d = remove();
+    if (!d) return from_store(d.error());
+    HttpResponse gone;
+    gone.status = 204;
+    gone.content_type.clear();
+    return gone;
+}
+
 }  // namespace
 
 HttpResponse Service::users(const HttpRequest& r, const std::string& id)
@@ -514,19 +531,9 @@ HttpResponse Service::users(const HttpRequest& r, const std::string& id)
     }
     const int64_t want = if_match_version(r);
     if (want < 0) return scim_error(400, "invalidValue", "If-Match must be an ETag");
-    if (r.method == "DELETE") {
-        if (want) {
-            auto cur = store_.get_user(id);
-            if (!cur) return from_store(cur.error());
-            if (cur.value().version != want) return scim_error(412, "", "version mismatch");
-        }
-        auto d = store_.delete_user(id);
-        if (!d) return from_store(d.error());
-        HttpResponse gone;
-        gone.status = 204;
-        gone.content_type.clear();
-        return gone;
-    }
+    if (r.method == "DELETE")
+        return delete_checked(
+            want, [&] { return store_.get_user(id); }, [&] { return store_.delete_user(id); });
     if (r.method != "PUT" && r.method != "PATCH") return scim_error(405, "", "method not allowed");
     JsonPtr body;
     if (auto bad = check_body(r, o_.max_body, body)) return *bad;
@@ -603,19 +610,9 @@ HttpResponse Service::groups(const HttpRequest& r, const std::string& id)
     }
     const int64_t want = if_match_version(r);
     if (want < 0) return scim_error(400, "invalidValue", "If-Match must be an ETag");
-    if (r.method == "DELETE") {
-        if (want) {
-            auto cur = store_.get_group(id);
-            if (!cur) return from_store(cur.error());
-            if (cur.value().version != want) return scim_error(412, "", "version mismatch");
-        }
-        auto d = store_.delete_group(id);
-        if (!d) return from_store(d.error());
-        HttpResponse gone;
-        gone.status = 204;
-        gone.content_type.clear();
-        return gone;
-    }
+    if (r.method == "DELETE")
+        return delete_checked(
+            want, [&] { return store_.get_group(id); }, [&] { return store_.delete_group(id); });
     if (r.method != "PUT" && r.method != "PATCH") return scim_error(405, "", "method not allowed");
     JsonPtr body;
     if (auto bad = check_body(r, o_.max_body, body)) return *bad;
