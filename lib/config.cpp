@@ -265,12 +265,6 @@ void read_tier_common(Walker& w, const YamlNode& s, const std::string& path, Tie
 void read_tiers(Walker& w, const YamlNode& root, Config& config)
 {
     auto& t = config.tiers;
-    t.general.qos = "general";
-    t.general.max_minutes = 3 * 24 * 60;
-    t.general.priority = 50;
-    t.spot.qos = "spot";
-    t.spot.max_minutes = 24 * 60;
-    t.project.priority = 100;
     const YamlNode* s = w.section(root, "", "tiers", {"project", "general", "spot"});
     if (!s) return;
     if (const YamlNode* p =
@@ -482,7 +476,6 @@ ConfigLoad parse_config(std::string_view yaml_text, const std::string& source_na
         read_scim_server(w, root, config);
         read_oidc(w, root, config);
     }
-    if (root.is_null()) read_tiers(w, root, config);  // tier defaults
     if (!w.errors.empty()) {
         result.errors.lines = std::move(w.errors);
         return result;

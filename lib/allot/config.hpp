@@ -38,16 +38,28 @@ struct TierConfig {
 };
 
 struct GeneralTierConfig : TierConfig {
+    GeneralTierConfig()
+    {
+        qos = "general";
+        max_minutes = 3 * 24 * 60;
+        priority = 50;
+    }
     uint32_t pool_gpus = 0;      // GrpTRES=gres/gpu=<pool>
     uint32_t per_team_gpus = 0;  // MaxTRESPerAccount=gres/gpu=<cap>
 };
 
 struct SpotTierConfig : TierConfig {
+    SpotTierConfig()
+    {
+        qos = "spot";
+        max_minutes = 24 * 60;
+    }
     uint32_t grace_seconds = 600;  // GraceTime
     std::string signal = "TERM";   // sent to the batch script when preempted
 };
 
 struct TiersConfig {
+    TiersConfig() { project.priority = 100; }
     TierConfig project;  // qos unused: each team names its own project QOS
     GeneralTierConfig general;
     SpotTierConfig spot;
