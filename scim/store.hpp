@@ -42,7 +42,7 @@ private:
     StoreError error_;
 };
 
-struct Unit {};
+
 
 struct IdRange {
     uint32_t uid_min = 10000, uid_max = 2000000000;
