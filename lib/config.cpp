@@ -364,7 +364,9 @@ void read_identity(Walker& w, const YamlNode& root, Config& config)
         w.section(root, "", "identity",
                   {"scim_url", "token_file", "ca_file", "timeout_seconds", "keys_timeout_ms",
                    "uid_min", "uid_max", "gid_min", "gid_max", "shells", "home_prefix", "cache_dir",
-                   "poll_seconds", "max_removals", "extension_schema"});
+                   "poll_seconds", "max_removals", "extension_schema", "reserved_names",
+                   "source_extra_pages", "source_max_response_bytes", "source_max_cycle_bytes",
+                   "source_deadline_seconds"});
     if (!s) return;
     auto& id = config.identity;
     const std::string p = "identity";
@@ -392,6 +394,16 @@ void read_identity(Walker& w, const YamlNode& root, Config& config)
     w.number(*s, p, "poll_seconds", id.poll_seconds, 5, 86400);
     w.number(*s, p, "max_removals", id.max_removals, 0, 100000000);
     w.text(*s, p, "extension_schema", id.extension_schema);
+    if (s->find("reserved_names")) {
+        std::vector<std::string> names;
+        w.text_list(*s, p, "reserved_names", names);
+        id.reserved_names = std::move(names);
+    }
+    w.number(*s, p, "source_extra_pages", id.source_extra_pages, 0, 1000);
+    w.number(*s, p, "source_max_response_bytes", id.source_max_response_bytes, 4096,
+             uint64_t(1) << 32);
+    w.number(*s, p, "source_max_cycle_bytes", id.source_max_cycle_bytes, 4096, uint64_t(1) << 40);
+    w.number(*s, p, "source_deadline_seconds", id.source_deadline_seconds, 1, 86400);
 }
 
 void read_node(Walker& w, const YamlNode& root, Config& config)

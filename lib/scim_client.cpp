@@ -420,30 +420,6 @@ Result<std::optional<ScimUser>> fetch_user(HttpClient& http, const ScimFetchOpti
     return std::optional<ScimUser>();
 }
 
-bool valid_posix_name(std::string_view name)
-{
-    if (name.empty() || name.size() > 32 || name[0] == '-') return false;
-    bool all_digits = true;
-    for (char c : name) {
-        const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-                        (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '-';
-        if (!ok) return false;
-        if (!(c >= '0' && c <= '9')) all_digits = false;
-    }
-    return !all_digits && name != "." && name != "..";
-}
-
-std::string log_safe(std::string_view text)
-{
-    std::string out;
-    for (char c : text.substr(0, 64)) {
-        const auto u = static_cast<unsigned char>(c);
-        out.push_back((u < 0x20 || u >= 0x7f) ? '?' : c);
-    }
-    if (text.size() > 64) out += "...";
-    return out;
-}
-
 ValidatedDirectory validate_directory(const ScimDirectory& source, const IdentityConfig& id)
 {
     ValidatedDirectory out;

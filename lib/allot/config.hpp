@@ -96,6 +96,15 @@ struct IdentityConfig {
     uint32_t poll_seconds = 300;
     uint32_t max_removals = 50;  // syncd refuses larger removal plans without --force
     std::string extension_schema = "urn:ietf:params:scim:schemas:extension:allot:2.0:PosixUser";
+    // Names no directory user or group may take (besides the node's own
+    // accounts and groups); unset: default_reserved_names() of identity_validate.hpp.
+    std::optional<std::vector<std::string>> reserved_names;
+    // Bounds on one sync cycle's reads, so a broken or hostile source can
+    // neither keep allot-syncd paging for ever nor grow it without limit.
+    uint32_t source_extra_pages = 2;                 // pages read beyond totalResults
+    uint64_t source_max_response_bytes = 10u << 20;  // one response
+    uint64_t source_max_cycle_bytes = 256u << 20;    // every response of one cycle
+    uint32_t source_deadline_seconds = 600;          // one cycle's reads
 };
 
 enum class NodeRole { Login, Compute };

@@ -19,6 +19,7 @@
 
 #include "allot/config.hpp"
 #include "allot/identity.hpp"
+#include "allot/identity_validate.hpp"
 #include "allot/result.hpp"
 
 namespace allot {
@@ -149,13 +150,6 @@ struct ValidatedDirectory {
     std::vector<Rejection> rejections;
     uint32_t inactive = 0;  // active=false users, skipped (not a rejection)
 };
-
-// The name rules for userName and group displayName: POSIX portable filename
-// characters [A-Za-z0-9._-], 1-32 long, no leading '-', not all digits.
-bool valid_posix_name(std::string_view name);
-
-// A printable, length-limited form of untrusted text for log lines.
-std::string log_safe(std::string_view text);
 
 // Validates every record against the identity config. Bad records are
 // rejected one by one with a reason; the rest are kept. Nested groups are
