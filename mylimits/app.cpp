@@ -7,7 +7,7 @@
 #include <cstring>
 
 #include "allot/config.hpp"
-#include "allot/limits_render.hpp"
+#include "render.hpp"
 #include "config.h"
 
 namespace allot::mylimits {

@@ -1,5 +1,5 @@
-// limits.cpp - builds the mylimits report and words the pending reasons (see allot/limits.hpp).
-#include "allot/limits.hpp"
+// limits.cpp - builds the mylimits report and words the pending reasons (see limits.hpp).
+#include "limits.hpp"
 
 #include <algorithm>
 #include <cctype>

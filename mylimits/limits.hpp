@@ -2,10 +2,10 @@
 //
 // mylimits fetches plain facts from Slurm (the user record, associations, QOS
 // limits and live usage, the user's own jobs) and from quota sources, and
-// build_report() turns them, with allot.yaml, into a LimitsReport: teams,
+// build_report() turns them, with allot.yaml, into a Report: teams,
 // tiers with caps and usage, jobs with their pending reason in words, and
 // storage. Everything here is pure so that every number and sentence is
-// unit-tested (lib/tests/limits_test.cpp); the Slurm side lives in mylimits/.
+// unit-tested (tests/limits_test.cpp); the Slurm side is slurm_query.cpp.
 #pragma once
 
 #include <cstdint>
@@ -16,7 +16,7 @@
 
 #include "allot/config.hpp"
 #include "allot/policy.hpp"
-#include "allot/quota.hpp"
+#include "quota.hpp"
 
 namespace allot::limits {
 

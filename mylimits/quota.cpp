@@ -1,5 +1,5 @@
-// quota.cpp - quota source list, quota tables and recorder snapshots (see allot/quota.hpp).
-#include "allot/quota.hpp"
+// quota.cpp - quota source list, quota tables and recorder snapshots (see quota.hpp).
+#include "quota.hpp"
 
 #include <cctype>
 #include <limits>

@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "allot/quota.hpp"
+#include "quota.hpp"
 #include "allot/result.hpp"
 
 namespace allot::mylimits {

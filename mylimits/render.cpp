@@ -1,5 +1,5 @@
-// limits_render.cpp - text and JSON renderers of the mylimits report (see allot/limits_render.hpp).
-#include "allot/limits_render.hpp"
+// render.cpp - text and JSON renderers of the mylimits report (see render.hpp).
+#include "render.hpp"
 
 #include <algorithm>
 #include <cstdio>

@@ -1,4 +1,4 @@
-// limits_render.hpp - the two faces of a mylimits report: 80-column text and JSON.
+// render.hpp - the two faces of a mylimits report: 80-column text and JSON.
 //
 // The text form is for people: aligned tables that fit 80 columns, the pending
 // reason's Slurm name next to its explanation (so it can be searched), colour
@@ -11,7 +11,7 @@
 #include <cstddef>
 #include <string>
 
-#include "allot/limits.hpp"
+#include "limits.hpp"
 
 namespace allot::limits {
 

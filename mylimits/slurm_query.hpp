@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "allot/limits.hpp"
+#include "limits.hpp"
 #include "allot/result.hpp"
 
 namespace allot::mylimits {

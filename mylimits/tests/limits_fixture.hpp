@@ -8,7 +8,7 @@
 
 #include <gtest/gtest.h>
 
-#include "allot/limits.hpp"
+#include "limits.hpp"
 
 namespace allot::testing {
 

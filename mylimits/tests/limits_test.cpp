@@ -1,7 +1,7 @@
 // limits_test.cpp - the mylimits model: tiers, caps, usage and every pending reason in words.
 #include <gtest/gtest.h>
 
-#include "allot/limits.hpp"
+#include "limits.hpp"
 #include "limits_fixture.hpp"
 
 using namespace allot;

@@ -1,7 +1,7 @@
 // quota_test.cpp - quota.conf, `lfs quota`/`quota -w -p` tables and recorder snapshots.
 #include <gtest/gtest.h>
 
-#include "allot/quota.hpp"
+#include "quota.hpp"
 
 using namespace allot::quota;
 

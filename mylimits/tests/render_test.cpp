@@ -1,10 +1,10 @@
-// limits_render_test.cpp - mylimits text (80 columns, colour only when asked) and JSON schema.
+// render_test.cpp - mylimits text (80 columns, colour only when asked) and JSON schema.
 #include <gtest/gtest.h>
 
 #include <sstream>
 
 #include "allot/json.hpp"
-#include "allot/limits_render.hpp"
+#include "render.hpp"
 #include "limits_fixture.hpp"
 
 using namespace allot;
