@@ -8,6 +8,7 @@
 #include "allot/identity_cache_reader.hpp"
 
 #include <fcntl.h>
+#include <limits.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -346,11 +347,20 @@ void set_ident(CacheHandle& h, const struct stat& st, bool failed)
     h.ctime_ns = ns_of(st.st_ctim);
 }
 
-// Opens `path` and maps it; on success *st describes the mapped file.
-Snapshot* open_file(const char* path, Kind kind, struct stat* st, const char** why)
+void set_fault(Fault* out, Fault f)
+{
+    if (out) *out = f;
+}
+
+// Opens `path` and maps it; on success *st describes the mapped file. With a
+// policy, the opened file itself must be trusted (its directories are the
+// caller's to check).
+Snapshot* open_file(const char* path, Kind kind, const TrustPolicy* policy, struct stat* st,
+                    Fault* fault, const char** why)
 {
     const int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
     if (fd < 0) {
+        set_fault(fault, errno == ENOENT ? Fault::Missing : Fault::Io);
         if (why) *why = errno == ENOENT ? "missing" : "cannot open";
         return nullptr;
     }
@@ -358,37 +368,137 @@ Snapshot* open_file(const char* path, Kind kind, struct stat* st, const char** w
     if (!st) st = &local;
     if (fstat(fd, st) != 0 || !S_ISREG(st->st_mode)) {
         close(fd);
+        set_fault(fault, Fault::Invalid);
         if (why) *why = "not a regular file";
         return nullptr;
     }
+    if (policy) {
+        const Fault f = check_trusted_stat(*st, *policy, why);
+        if (f != Fault::None) {
+            close(fd);
+            set_fault(fault, f);
+            return nullptr;
+        }
+    }
     if (st->st_size < static_cast<off_t>(sizeof(FileHeader))) {
         close(fd);
+        set_fault(fault, Fault::Invalid);
         if (why) *why = "truncated (no header)";
         return nullptr;
     }
     void* mem = mmap(nullptr, static_cast<size_t>(st->st_size), PROT_READ, MAP_SHARED, fd, 0);
     close(fd);
     if (mem == MAP_FAILED) {
+        set_fault(fault, Fault::Io);
         if (why) *why = "cannot map";
         return nullptr;
     }
     auto* s = static_cast<Snapshot*>(std::calloc(1, sizeof(Snapshot)));
     if (!s) {
         munmap(mem, static_cast<size_t>(st->st_size));
+        set_fault(fault, Fault::Io);
         if (why) *why = "out of memory";
         return nullptr;
     }
     s->mapped = true;
     s->mem = mem;
     s->mem_size = static_cast<size_t>(st->st_size);
-    return finish(s, kind, why);
+    Snapshot* done = finish(s, kind, why);
+    set_fault(fault, done ? Fault::None : Fault::Invalid);
+    return done;
+}
+
+// Copies the directory part of `path` into buf (without the last component).
+bool parent_of(const char* path, char* buf, size_t len)
+{
+    const char* slash = std::strrchr(path, '/');
+    if (!slash) return false;
+    const size_t n = slash == path ? 1 : size_t(slash - path);
+    if (n >= len) return false;
+    std::memcpy(buf, path, n);
+    buf[n] = '\0';
+    return true;
+}
+
+void copy_where(char* where, size_t where_len, const char* dir)
+{
+    if (!where || where_len == 0) return;
+    const size_t n = std::strlen(dir);
+    const size_t m = n < where_len - 1 ? n : where_len - 1;
+    std::memcpy(where, dir, m);
+    where[m] = '\0';
 }
 
 }  // namespace
 
 Snapshot* snapshot_open(const char* path, Kind kind, const char** why) noexcept
 {
-    return open_file(path, kind, nullptr, why);
+    return open_file(path, kind, nullptr, nullptr, nullptr, why);
+}
+
+Fault check_trusted_stat(const struct stat& st, const TrustPolicy& policy,
+                         const char** why) noexcept
+{
+    if (st.st_uid != 0 && (policy.owner == kNoOwner || st.st_uid != policy.owner)) {
+        if (why) *why = "not owned by root or the cache owner";
+        return Fault::Untrusted;
+    }
+    // A directory's sticky bit does not help: whoever may create entries in
+    // it may create the cache before the writer does.
+    if ((st.st_mode & (S_IWGRP | S_IWOTH)) != 0) {
+        if (why) *why = "writable by group or others";
+        return Fault::Untrusted;
+    }
+    return Fault::None;
+}
+
+Fault check_trusted_dirs(const char* path, const TrustPolicy& policy, const char** why, char* where,
+                         size_t where_len) noexcept
+{
+    char parent[PATH_MAX];
+    char dir[PATH_MAX];
+    char top[PATH_MAX];
+    if (!path || !parent_of(path, parent, sizeof parent) || !realpath(parent, dir)) {
+        if (why) *why = errno == ENOENT ? "missing" : "cannot resolve its directory";
+        copy_where(where, where_len, path ? path : "");
+        return errno == ENOENT ? Fault::Missing : Fault::Io;
+    }
+    if (policy.top && !realpath(policy.top, top)) {
+        if (why) *why = "cannot resolve the trusted top directory";
+        copy_where(where, where_len, policy.top);
+        return Fault::Io;
+    }
+    for (;;) {
+        struct stat st;
+        if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
+            if (why) *why = "a directory above it cannot be examined";
+            copy_where(where, where_len, dir);
+            return Fault::Io;
+        }
+        const Fault f = check_trusted_stat(st, policy, why);
+        if (f != Fault::None) {
+            copy_where(where, where_len, dir);
+            return f;
+        }
+        if (std::strcmp(dir, "/") == 0 || (policy.top && std::strcmp(dir, top) == 0)) break;
+        char* slash = std::strrchr(dir, '/');
+        if (slash == dir)
+            dir[1] = '\0';
+        else
+            *slash = '\0';
+    }
+    return Fault::None;
+}
+
+Snapshot* snapshot_open_trusted(const char* path, Kind kind, const TrustPolicy& policy,
+                                Fault* fault, const char** why) noexcept
+{
+    const Fault f = check_trusted_dirs(path, policy, why, nullptr, 0);
+    if (f != Fault::None) {
+        set_fault(fault, f);
+        return nullptr;
+    }
+    return open_file(path, kind, &policy, nullptr, fault, why);
 }
 
 Snapshot* snapshot_from_bytes(const void* data, size_t size, Kind kind, const char** why) noexcept
@@ -478,7 +588,7 @@ bool group_at(const Snapshot* snap, uint32_t index, GroupView* out) noexcept
 }
 
 uint32_t groups_of_member(const Snapshot* snap, const char* member, size_t len,
-                          bool (*fn)(void* ctx, uint32_t gid), void* ctx) noexcept
+                          bool (*fn)(void* ctx, uint32_t gid, Str name), void* ctx) noexcept
 {
     if (!snap || snap->kind != Kind::Group || !member || !fn) return 0;
     const Snapshot& s = *snap;
@@ -497,7 +607,8 @@ uint32_t groups_of_member(const Snapshot* snap, const char* member, size_t len,
         const StrRef r = s.membership[i].member;
         if (cache_compare(str_of(s, r), r.len, member, len) != 0) break;
         ++calls;
-        if (!fn(ctx, groups(s)[s.membership[i].group_index].gid)) break;
+        const GroupRecord& g = groups(s)[s.membership[i].group_index];
+        if (!fn(ctx, g.gid, Str{str_of(s, g.name), g.name.len})) break;
     }
     return calls;
 }
@@ -513,45 +624,86 @@ bool keys_by_name(const Snapshot* snap, const char* name, size_t len, KeysView* 
     return true;
 }
 
-Snapshot* cache_acquire(CacheHandle* h, const char** why) noexcept
+namespace {
+
+// Forgets the current file: a removed or untrusted cache must stop answering,
+// like a corrupt one.
+void drop_current(CacheHandle& h, Fault fault, const char* why)
+{
+    if (h.current) snapshot_unref(h.current);
+    h.current = nullptr;
+    h.have_ident = false;
+    h.last_error = why;
+    h.last_fault = fault;
+}
+
+// Maps the file behind `st` unless it is the one already known.
+Snapshot* refresh(CacheHandle& h, const struct stat& st)
+{
+    if (same_ident(h, st)) return h.ident_failed ? nullptr : h.current;
+    struct stat mapped = st;  // overwritten by open_file's fstat
+    const char* err = nullptr;
+    Fault fault = Fault::None;
+    Snapshot* fresh = open_file(h.path, h.kind, &h.trust, &mapped, &fault, &err);
+    if (h.current) snapshot_unref(h.current);
+    h.current = fresh;
+    // Remember what was opened (not what was stat'ed: it may have been
+    // replaced in between). Only an invalid image is remembered as failed; a
+    // vanished or untrusted file is looked at again on the next acquire.
+    if (fresh || fault == Fault::Invalid)
+        set_ident(h, mapped, !fresh);
+    else
+        h.have_ident = false;
+    h.last_error = err;
+    h.last_fault = fault;
+    return fresh;
+}
+
+// Tells the log about a new reason for refusing the cache, once.
+void note_refusal(CacheHandle& h, const char* where, const char* why)
+{
+    if (!h.log || !why || h.logged == why) return;
+    h.logged = why;
+    h.log(where, why);
+}
+
+}  // namespace
+
+Snapshot* cache_acquire(CacheHandle* h, const char** why, Fault* fault) noexcept
 {
     if (!h || !h->path) {
         if (why) *why = "no cache path";
+        set_fault(fault, Fault::Missing);
         return nullptr;
     }
+    char where[PATH_MAX] = "";
+    const char* dir_why = nullptr;
+    const Fault dir_fault = check_trusted_dirs(h->path, h->trust, &dir_why, where, sizeof where);
     struct stat st;
-    const bool exists = stat(h->path, &st) == 0;
+    const bool exists = dir_fault == Fault::None && stat(h->path, &st) == 0;
     pthread_mutex_lock(&h->mu);
     Snapshot* result = nullptr;
-    if (!exists) {
-        // A removed cache must stop answering, like a corrupt one.
-        if (h->current) snapshot_unref(h->current);
-        h->current = nullptr;
-        h->have_ident = false;
-        h->last_error = "missing";
-    } else if (same_ident(*h, st)) {
-        result = h->ident_failed ? nullptr : h->current;
-    } else {
-        struct stat mapped = st;  // overwritten by open_file's fstat
-        const char* err = nullptr;
-        Snapshot* fresh = open_file(h->path, h->kind, &mapped, &err);
-        if (h->current) snapshot_unref(h->current);
-        h->current = fresh;
-        // Remember what was opened (not what was stat'ed: it may have been
-        // replaced in between); a failed open of a vanished file is retried.
-        if (fresh)
-            set_ident(*h, mapped, false);
-        else if (err && std::strcmp(err, "missing") != 0 && std::strcmp(err, "cannot open") != 0)
-            set_ident(*h, mapped, true);
-        else
-            h->have_ident = false;
-        h->last_error = err;
-        result = fresh;
+    if (dir_fault != Fault::None)
+        drop_current(*h, dir_fault, dir_why);
+    else if (!exists)
+        drop_current(*h, Fault::Missing, "missing");
+    else
+        result = refresh(*h, st);
+    if (result) {
+        snapshot_ref(result);
+        h->logged = nullptr;
+    } else if (h->last_fault == Fault::Untrusted || h->last_fault == Fault::Invalid) {
+        note_refusal(*h, dir_fault != Fault::None ? where : h->path, h->last_error);
     }
-    if (result) snapshot_ref(result);
     const char* err = h->last_error;
+    const Fault f = h->last_fault;
     pthread_mutex_unlock(&h->mu);
-    if (!result && why) *why = err ? err : "unavailable";
+    if (!result) {
+        if (why) *why = err ? err : "unavailable";
+        set_fault(fault, f == Fault::None ? Fault::Io : f);
+    } else {
+        set_fault(fault, Fault::None);
+    }
     return result;
 }
 
@@ -564,7 +716,235 @@ void cache_reset(CacheHandle* h) noexcept
     h->have_ident = false;
     h->ident_failed = false;
     h->last_error = nullptr;
+    h->last_fault = Fault::None;
+    h->logged = nullptr;
     pthread_mutex_unlock(&h->mu);
+}
+
+// --- LocalFile --------------------------------------------------------------
+
+struct LocalTable {
+    int refs;
+    char* text;     // the file's bytes
+    StrRef* names;  // sorted bytewise
+    uint32_t* ids;  // sorted
+    size_t name_count;
+    size_t id_count;
+    bool unknown;  // unreadable or too large: every answer is Unknown
+};
+
+namespace {
+
+void table_free(LocalTable* t)
+{
+    if (!t || __atomic_sub_fetch(&t->refs, 1, __ATOMIC_ACQ_REL) != 0) return;
+    std::free(t->text);
+    std::free(t->names);
+    std::free(t->ids);
+    std::free(t);
+}
+
+int compare_names(const void* a, const void* b, void* text)
+{
+    const auto* x = static_cast<const StrRef*>(a);
+    const auto* y = static_cast<const StrRef*>(b);
+    const char* base = static_cast<const char*>(text);
+    return cache_compare(base + x->off, x->len, base + y->off, y->len);
+}
+
+int compare_ids(const void* a, const void* b)
+{
+    const uint32_t x = *static_cast<const uint32_t*>(a);
+    const uint32_t y = *static_cast<const uint32_t*>(b);
+    return x < y ? -1 : (x > y ? 1 : 0);
+}
+
+// Reads the whole file into t->text; false when it cannot (then Unknown).
+bool read_all(int fd, off_t size, LocalTable* t)
+{
+    t->text = static_cast<char*>(std::malloc(size_t(size) + 1));
+    if (!t->text) return false;
+    size_t done = 0;
+    while (done < size_t(size)) {
+        const ssize_t n = read(fd, t->text + done, size_t(size) - done);
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0) return false;
+        if (n == 0) break;  // shrank while reading: what was read is the file
+        done += size_t(n);
+    }
+    t->text[done] = '\0';
+    return true;
+}
+
+// The numeric third field, or false ("x", empty, out of range).
+bool parse_id(const char* p, size_t n, uint32_t* out)
+{
+    if (n == 0 || n > 10) return false;
+    uint64_t v = 0;
+    for (size_t i = 0; i < n; ++i) {
+        if (p[i] < '0' || p[i] > '9') return false;
+        v = v * 10 + uint64_t(p[i] - '0');
+    }
+    if (v > 0xFFFFFFFFull) return false;
+    *out = uint32_t(v);
+    return true;
+}
+
+// Indexes "name:x:id:..." lines; blank, comment and NIS ('+'/'-') lines name
+// nothing local.
+bool index_lines(LocalTable* t, size_t size)
+{
+    size_t lines = 1;
+    for (size_t i = 0; i < size; ++i) lines += t->text[i] == '\n';
+    t->names = static_cast<StrRef*>(std::calloc(lines, sizeof(StrRef)));
+    t->ids = static_cast<uint32_t*>(std::calloc(lines, sizeof(uint32_t)));
+    if (!t->names || !t->ids) return false;
+    size_t start = 0;
+    while (start < size) {
+        const char* line = t->text + start;
+        const char* nl = static_cast<const char*>(std::memchr(line, '\n', size - start));
+        const size_t len = nl ? size_t(nl - line) : size - start;
+        start += len + 1;
+        if (len == 0 || line[0] == '#' || line[0] == '+' || line[0] == '-') continue;
+        const char* c1 = static_cast<const char*>(std::memchr(line, ':', len));
+        const size_t name_len = c1 ? size_t(c1 - line) : len;
+        if (name_len == 0) continue;
+        t->names[t->name_count++] = StrRef{uint32_t(line - t->text), uint32_t(name_len)};
+        if (!c1) continue;
+        const char* rest = c1 + 1;
+        const size_t rest_len = len - name_len - 1;
+        const char* c2 = static_cast<const char*>(std::memchr(rest, ':', rest_len));
+        if (!c2) continue;
+        const char* id = c2 + 1;
+        const size_t id_room = rest_len - size_t(id - rest);
+        const char* c3 = static_cast<const char*>(std::memchr(id, ':', id_room));
+        uint32_t v;
+        if (parse_id(id, c3 ? size_t(c3 - id) : id_room, &v)) t->ids[t->id_count++] = v;
+    }
+    qsort_r(t->names, t->name_count, sizeof(StrRef), compare_names, t->text);
+    std::qsort(t->ids, t->id_count, sizeof(uint32_t), compare_ids);
+    return true;
+}
+
+// Builds the table of the file behind `fd`; never null (Unknown on failure)
+// unless out of memory.
+LocalTable* load_table(int fd, const struct stat& st)
+{
+    auto* t = static_cast<LocalTable*>(std::calloc(1, sizeof(LocalTable)));
+    if (!t) return nullptr;
+    if (st.st_size > kMaxLocalFileSize || !read_all(fd, st.st_size, t) ||
+        !index_lines(t, std::strlen(t->text))) {
+        std::free(t->text);
+        std::free(t->names);
+        std::free(t->ids);
+        *t = LocalTable{};
+        t->unknown = true;
+    }
+    t->refs = 1;
+    return t;
+}
+
+// The table for the file as it is now; null means "cannot tell".
+LocalTable* current_table(LocalFile& f)
+{
+    const int fd = open(f.path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+    struct stat st;
+    if (fd < 0) {
+        if (errno != ENOENT) return nullptr;
+        // A missing file holds nothing: an empty table.
+        std::memset(&st, 0, sizeof st);
+    } else if (fstat(fd, &st) != 0) {
+        close(fd);
+        return nullptr;
+    }
+    const bool same = f.table && f.have_ident && f.dev == st.st_dev && f.ino == st.st_ino &&
+                      f.size == st.st_size && f.mtime_ns == ns_of(st.st_mtim) &&
+                      f.ctime_ns == ns_of(st.st_ctim);
+    if (!same) {
+        LocalTable* fresh = nullptr;
+        if (fd >= 0)
+            fresh = load_table(fd, st);
+        else if ((fresh = static_cast<LocalTable*>(std::calloc(1, sizeof(LocalTable)))))
+            fresh->refs = 1;
+        table_free(f.table);
+        f.table = fresh;
+        f.have_ident = fresh != nullptr;
+        f.dev = st.st_dev;
+        f.ino = st.st_ino;
+        f.size = st.st_size;
+        f.mtime_ns = ns_of(st.st_mtim);
+        f.ctime_ns = ns_of(st.st_ctim);
+    }
+    if (fd >= 0) close(fd);
+    return f.table;
+}
+
+bool table_has_name(const LocalTable& t, const char* name, size_t len)
+{
+    size_t lo = 0, hi = t.name_count;
+    while (lo < hi) {
+        const size_t mid = lo + (hi - lo) / 2;
+        const StrRef r = t.names[mid];
+        const int c = cache_compare(t.text + r.off, r.len, name, len);
+        if (c == 0) return true;
+        if (c < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return false;
+}
+
+bool table_has_id(const LocalTable& t, uint32_t id)
+{
+    size_t lo = 0, hi = t.id_count;
+    while (lo < hi) {
+        const size_t mid = lo + (hi - lo) / 2;
+        if (t.ids[mid] == id) return true;
+        if (t.ids[mid] < id)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return false;
+}
+
+}  // namespace
+
+const LocalTable* local_acquire(LocalFile* file) noexcept
+{
+    if (!file || !file->path) return nullptr;
+    pthread_mutex_lock(&file->mu);
+    LocalTable* t = current_table(*file);
+    if (t && t->unknown) t = nullptr;
+    if (t) __atomic_add_fetch(&t->refs, 1, __ATOMIC_RELAXED);
+    pthread_mutex_unlock(&file->mu);
+    return t;
+}
+
+void local_release(const LocalTable* table) noexcept
+{
+    table_free(const_cast<LocalTable*>(table));
+}
+
+bool local_has_name(const LocalTable* table, const char* name, size_t len) noexcept
+{
+    return table && name && table_has_name(*table, name, len);
+}
+
+bool local_has_id(const LocalTable* table, uint32_t id) noexcept
+{
+    return table && table_has_id(*table, id);
+}
+
+void local_reset(LocalFile* file) noexcept
+{
+    if (!file) return;
+    pthread_mutex_lock(&file->mu);
+    table_free(file->table);
+    file->table = nullptr;
+    file->have_ident = false;
+    pthread_mutex_unlock(&file->mu);
 }
 
 }  // namespace allot::idcache

@@ -14,11 +14,25 @@
 // removed user must stop resolving). Snapshots are reference counted, so an
 // enumeration keeps the file it started on while lookups move to a new one.
 //
+// Trust (like sshd's StrictModes): a cache is used only when the file and
+// every directory above it are owned by root (or TrustPolicy::owner) and
+// writable by nobody else. Anything else is refused before the file is read:
+// whoever can replace a cache could otherwise name themselves root. The check
+// runs on every acquire (a chmod of a parent directory is seen at once) and
+// the file's own owner and mode are taken from the open descriptor.
+//
+// Local accounts: LocalFile follows /etc/passwd or /etc/group and answers
+// whether a name or an id is already the node's own, so callers never answer
+// for a local account or group (a directory user named `root`, a group named
+// `sudo`). It is re-read when the file changes and bounded in size; when it
+// cannot be read the answer is "unknown" and callers fail closed.
+//
 // Thread safety: acquire()/release() may be called from any thread; a
 // Snapshot is immutable.
 #pragma once
 
 #include <pthread.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 
 #include <cstddef>
@@ -67,11 +81,11 @@ inline Str group_member(const GroupView& g, uint32_t i) noexcept
 bool group_by_name(const Snapshot* snap, const char* name, size_t len, GroupView* out) noexcept;
 bool group_by_gid(const Snapshot* snap, uint32_t gid, GroupView* out) noexcept;
 bool group_at(const Snapshot* snap, uint32_t index, GroupView* out) noexcept;
-// Calls fn(ctx, gid) for each group that lists `member`, in gid order of the
-// membership index (by group record). Stops early when fn returns false.
+// Calls fn(ctx, gid, name) for each group that lists `member`, in the order of
+// the membership index (by group record). Stops early when fn returns false.
 // Returns the number of calls made.
 uint32_t groups_of_member(const Snapshot* snap, const char* member, size_t len,
-                          bool (*fn)(void* ctx, uint32_t gid), void* ctx) noexcept;
+                          bool (*fn)(void* ctx, uint32_t gid, Str name), void* ctx) noexcept;
 
 struct KeysView {
     Str name;
@@ -86,12 +100,45 @@ inline Str keys_line(const KeysView& k, uint32_t i) noexcept
 }
 bool keys_by_name(const Snapshot* snap, const char* name, size_t len, KeysView* out) noexcept;
 
+// Why a cache could not be used: callers decide on the fault, never the text.
+enum class Fault { None = 0, Missing, Untrusted, Invalid, Io };
+
+// Who may own a cache and the directories above it. Root always may; `owner`
+// too unless it is kNoOwner. Directories are checked from the file's up to
+// `top` (nullptr: up to "/"; a test confines the walk to its own tree).
+inline constexpr uid_t kNoOwner = static_cast<uid_t>(-1);
+struct TrustPolicy {
+    uid_t owner;
+    const char* top;
+};
+inline constexpr TrustPolicy kRootOnly = {kNoOwner, nullptr};
+
+// Fault::None when `st` (of a cache file or directory) is owned by root or
+// policy.owner and not writable by group or others; else Fault::Untrusted and
+// *why says which.
+Fault check_trusted_stat(const struct stat& st, const TrustPolicy& policy,
+                         const char** why) noexcept;
+// Checks every directory above `path` (after resolving symlinks). On a
+// refusal, `where` (if given) receives the offending directory.
+Fault check_trusted_dirs(const char* path, const TrustPolicy& policy, const char** why, char* where,
+                         size_t where_len) noexcept;
+// snapshot_open with the trust checks of the directories and of the opened file.
+Snapshot* snapshot_open_trusted(const char* path, Kind kind, const TrustPolicy& policy,
+                                Fault* fault, const char** why) noexcept;
+
+// Called by cache_acquire when the reason a cache is refused changes (so a
+// long-running process logs a bad cache once, not once per lookup). `where`
+// is the offending directory or the file itself.
+using CacheLogFn = void (*)(const char* where, const char* why);
+
 // Follows one path; constant-initialisable so a .so can hold it as a global
 // without a constructor: `CacheHandle h = ALLOT_CACHE_HANDLE_INIT(path, kind);`
 struct CacheHandle {
     pthread_mutex_t mu;
     const char* path;  // must outlive the handle
     Kind kind;
+    TrustPolicy trust;
+    CacheLogFn log;  // may be null
     Snapshot* current;
     // identity of the file behind `current`, or of the last file that failed
     bool have_ident;
@@ -102,17 +149,55 @@ struct CacheHandle {
     int64_t mtime_ns;
     int64_t ctime_ns;
     const char* last_error;
+    Fault last_fault;
+    const char* logged;  // the reason last passed to `log`
 };
-#define ALLOT_CACHE_HANDLE_INIT(path, kind)                                                      \
+#define ALLOT_CACHE_HANDLE_INIT_TRUST(path, kind, trust, log)                                    \
     {                                                                                            \
-        PTHREAD_MUTEX_INITIALIZER, (path), (kind), nullptr, false, false, 0, 0, 0, 0, 0, nullptr \
+        PTHREAD_MUTEX_INITIALIZER, (path), (kind), trust, (log), nullptr, false, false, 0, 0, 0, \
+            0, 0, nullptr, ::allot::idcache::Fault::None, nullptr                                \
     }
+#define ALLOT_CACHE_HANDLE_INIT(path, kind) \
+    ALLOT_CACHE_HANDLE_INIT_TRUST(path, kind, ::allot::idcache::kRootOnly, nullptr)
 
 // Returns a referenced snapshot of the current file (release with
-// snapshot_unref), or nullptr when the file is missing or invalid; *why then
-// says which.
-Snapshot* cache_acquire(CacheHandle* handle, const char** why) noexcept;
+// snapshot_unref), or nullptr when the file is missing, untrusted or
+// invalid; *fault and *why (each if given) then say which.
+Snapshot* cache_acquire(CacheHandle* handle, const char** why, Fault* fault = nullptr) noexcept;
 // Drops the handle's own reference (tests; a .so's destructor need not call it).
 void cache_reset(CacheHandle* handle) noexcept;
+
+// --- the node's own accounts and groups ------------------------------------
+
+struct LocalTable;  // names and ids of one passwd(5)/group(5) file
+
+// Follows one passwd(5) or group(5) file (name in field 1, id in field 3).
+struct LocalFile {
+    pthread_mutex_t mu;
+    const char* path;
+    LocalTable* table;
+    bool have_ident;
+    dev_t dev;
+    ino_t ino;
+    off_t size;
+    int64_t mtime_ns;
+    int64_t ctime_ns;
+};
+#define ALLOT_LOCAL_FILE_INIT(path)                                      \
+    {                                                                    \
+        PTHREAD_MUTEX_INITIALIZER, (path), nullptr, false, 0, 0, 0, 0, 0 \
+    }
+// Larger files are not read (the answer is then Unknown: fail closed).
+inline constexpr off_t kMaxLocalFileSize = 16 << 20;
+
+// A referenced view of the file as it is now (release with local_release),
+// or null when it cannot be told: the file cannot be read or is over
+// kMaxLocalFileSize (callers then fail closed). A missing file holds nothing.
+const LocalTable* local_acquire(LocalFile* file) noexcept;
+void local_release(const LocalTable* table) noexcept;
+bool local_has_name(const LocalTable* table, const char* name, size_t len) noexcept;
+bool local_has_id(const LocalTable* table, uint32_t id) noexcept;
+// Drops the file's own reference (tests, a .so's destructor).
+void local_reset(LocalFile* file) noexcept;
 
 }  // namespace allot::idcache

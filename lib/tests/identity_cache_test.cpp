@@ -1,6 +1,8 @@
 // identity_cache_test.cpp - the identity cache writer and reader: round trips,
 // exact-name lookups, the writer's refusals, hostile and truncated images,
-// atomic replacement picked up by a CacheHandle, and 100,000 users.
+// atomic replacement picked up by a CacheHandle, and 100,000 users; the
+// reader's trust checks (sshd's StrictModes) and its view of the node's own
+// passwd/group files.
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -134,7 +136,7 @@ TEST(IdentityCache, PasswdRoundTripAndExactNames)
     EXPECT_FALSE(group_by_gid(s.p, 30000, &g));
 }
 
-bool collect(void* ctx, uint32_t gid)
+bool collect(void* ctx, uint32_t gid, Str)
 {
     static_cast<std::vector<uint32_t>*>(ctx)->push_back(gid);
     return true;
@@ -171,7 +173,7 @@ TEST(IdentityCache, GroupsAndMemberships)
     gids.clear();
     // early stop
     EXPECT_EQ(groups_of_member(
-                  s.p, "bob", 3, [](void*, uint32_t) { return false; }, nullptr),
+                  s.p, "bob", 3, [](void*, uint32_t, Str) { return false; }, nullptr),
               1u);
 }
 
@@ -413,7 +415,7 @@ TEST(IdentityCacheHostile, RandomMutationsNeverCrash)
                 group_by_name(s, n, std::strlen(n), &g);
                 keys_by_name(s, n, std::strlen(n), &k);
                 groups_of_member(
-                    s, n, std::strlen(n), [](void*, uint32_t) { return true; }, nullptr);
+                    s, n, std::strlen(n), [](void*, uint32_t, Str) { return true; }, nullptr);
             }
             for (uint32_t i = 0; i < snapshot_count(s); ++i) {
                 if (user_at(s, i, &u)) {
@@ -463,7 +465,9 @@ TEST(IdentityCachePublish, ModesAndHandleFollowsReplacement)
     EXPECT_EQ(st.st_gid, dst.st_gid);  // keys file takes the directory's group
 
     const std::string passwd_path = cache + "/passwd.cache";
-    CacheHandle h = ALLOT_CACHE_HANDLE_INIT(passwd_path.c_str(), Kind::Passwd);
+    // The walk stops at the test's own directory (its /tmp parent is 1777).
+    CacheHandle h = ALLOT_CACHE_HANDLE_INIT_TRUST(
+        passwd_path.c_str(), Kind::Passwd, (TrustPolicy{geteuid(), dir.path().c_str()}), nullptr);
     const char* why = nullptr;
     Snapshot* s1 = cache_acquire(&h, &why);
     ASSERT_NE(s1, nullptr) << why;
@@ -559,6 +563,184 @@ TEST(IdentityCachePublish, HundredThousandUsers)
     EXPECT_FALSE(user_by_name(sp.p, "user100000", 10, &u));
     ASSERT_TRUE(group_by_gid(sg.p, 500999, &gv));
     EXPECT_EQ(gv.member_count, 100u);
+}
+
+// --- trust (issue #19 item 2) ------------------------------------------------
+
+std::vector<std::string> g_logged;
+void remember_log(const char* where, const char* why)
+{
+    g_logged.push_back(std::string(where) + ": " + why);
+}
+
+TEST(IdentityCacheTrust, StatRules)
+{
+    struct stat st {};
+    st.st_uid = 0;
+    st.st_mode = S_IFREG | 0644;
+    const char* why = nullptr;
+    EXPECT_EQ(check_trusted_stat(st, kRootOnly, &why), Fault::None);
+    st.st_mode = S_IFREG | 0640;
+    EXPECT_EQ(check_trusted_stat(st, kRootOnly, &why), Fault::None);
+    for (mode_t bad : {0664, 0646, 0666, 0620, 0602}) {
+        st.st_mode = S_IFREG | bad;
+        EXPECT_EQ(check_trusted_stat(st, kRootOnly, &why), Fault::Untrusted) << std::oct << bad;
+        EXPECT_STREQ(why, "writable by group or others");
+    }
+    st.st_mode = S_IFDIR | 01777;  // the sticky bit is no excuse
+    EXPECT_EQ(check_trusted_stat(st, kRootOnly, &why), Fault::Untrusted);
+    st.st_mode = S_IFREG | 0644;
+    st.st_uid = 1234;
+    EXPECT_EQ(check_trusted_stat(st, kRootOnly, &why), Fault::Untrusted);
+    EXPECT_STREQ(why, "not owned by root or the cache owner");
+    EXPECT_EQ(check_trusted_stat(st, TrustPolicy{1234, nullptr}, &why), Fault::None);
+    EXPECT_EQ(check_trusted_stat(st, TrustPolicy{4321, nullptr}, &why), Fault::Untrusted);
+}
+
+TEST(IdentityCacheTrust, DirectoriesUpToTheTopAndTheFileItself)
+{
+    TempDir dir;
+    ASSERT_EQ(chmod(dir.path().c_str(), 0755), 0);
+    const std::string cache = dir.path() + "/a/b";
+    ASSERT_EQ(
+        std::system(("mkdir -p '" + cache + "' && chmod 755 '" + dir.path() + "/a' '" + cache + "'")
+                        .c_str()),
+        0);
+    CacheWriteOptions opts;
+    opts.fsync = false;
+    ASSERT_TRUE(publish_identity_cache(cache, {user("bob", 20001)}, {}, opts).ok());
+    const std::string file = cache + "/passwd.cache";
+    const TrustPolicy mine{geteuid(), dir.path().c_str()};
+    const char* why = nullptr;
+    char where[4096];
+    EXPECT_EQ(check_trusted_dirs(file.c_str(), mine, &why, where, sizeof where), Fault::None);
+    // Without a top the walk reaches /tmp (1777) and refuses.
+    EXPECT_EQ(check_trusted_dirs(file.c_str(), TrustPolicy{geteuid(), nullptr}, &why, where,
+                                 sizeof where),
+              Fault::Untrusted);
+    EXPECT_STREQ(where, "/tmp");
+
+    Fault fault = Fault::None;
+    SnapPtr ok(snapshot_open_trusted(file.c_str(), Kind::Passwd, mine, &fault, &why));
+    EXPECT_NE(ok.p, nullptr) << why;
+    for (const std::string& d : {cache, dir.path() + "/a"}) {
+        ASSERT_EQ(chmod(d.c_str(), 0775), 0);
+        EXPECT_EQ(check_trusted_dirs(file.c_str(), mine, &why, where, sizeof where),
+                  Fault::Untrusted);
+        EXPECT_EQ(std::string(where), d);
+        EXPECT_EQ(snapshot_open_trusted(file.c_str(), Kind::Passwd, mine, &fault, &why), nullptr);
+        EXPECT_EQ(fault, Fault::Untrusted);
+        ASSERT_EQ(chmod(d.c_str(), 0755), 0);
+    }
+    // A symlinked directory is judged by where it leads.
+    const std::string link = dir.path() + "/link";
+    ASSERT_EQ(symlink(cache.c_str(), link.c_str()), 0);
+    SnapPtr via(
+        snapshot_open_trusted((link + "/passwd.cache").c_str(), Kind::Passwd, mine, &fault, &why));
+    EXPECT_NE(via.p, nullptr) << why;
+    ASSERT_EQ(chmod(file.c_str(), 0666), 0);
+    EXPECT_EQ(snapshot_open_trusted(file.c_str(), Kind::Passwd, mine, &fault, &why), nullptr);
+    EXPECT_EQ(fault, Fault::Untrusted);
+    // Missing stays missing (not untrusted): callers log only refusals.
+    EXPECT_EQ(snapshot_open_trusted((cache + "/nope").c_str(), Kind::Passwd, mine, &fault, &why),
+              nullptr);
+    EXPECT_EQ(fault, Fault::Missing);
+}
+
+TEST(IdentityCacheTrust, HandleRefusesLogsOnceAndRecovers)
+{
+    TempDir dir;
+    ASSERT_EQ(chmod(dir.path().c_str(), 0755), 0);
+    CacheWriteOptions opts;
+    opts.fsync = false;
+    ASSERT_TRUE(publish_identity_cache(dir.path(), {user("bob", 20001)}, {}, opts).ok());
+    const std::string file = dir.path() + "/passwd.cache";
+    CacheHandle h = ALLOT_CACHE_HANDLE_INIT_TRUST(
+        file.c_str(), Kind::Passwd, (TrustPolicy{geteuid(), dir.path().c_str()}), remember_log);
+    g_logged.clear();
+    const char* why = nullptr;
+    Fault fault = Fault::None;
+    Snapshot* s = cache_acquire(&h, &why, &fault);
+    ASSERT_NE(s, nullptr);
+    snapshot_unref(s);
+    ASSERT_EQ(chmod(file.c_str(), 0646), 0);
+    for (int i = 0; i < 3; ++i) {
+        EXPECT_EQ(cache_acquire(&h, &why, &fault), nullptr);
+        EXPECT_EQ(fault, Fault::Untrusted);
+    }
+    ASSERT_EQ(chmod(dir.path().c_str(), 0757), 0);
+    EXPECT_EQ(cache_acquire(&h, &why, &fault), nullptr);
+    ASSERT_EQ(chmod(dir.path().c_str(), 0755), 0);
+    EXPECT_EQ(cache_acquire(&h, &why, &fault), nullptr);  // the file is still bad
+    // One line per distinct reason, not one per lookup.
+    EXPECT_EQ(g_logged.size(), 1u);
+    ASSERT_EQ(chmod(file.c_str(), 0644), 0);
+    s = cache_acquire(&h, &why, &fault);
+    ASSERT_NE(s, nullptr);
+    EXPECT_EQ(fault, Fault::None);
+    snapshot_unref(s);
+    ASSERT_EQ(unlink(file.c_str()), 0);
+    EXPECT_EQ(cache_acquire(&h, &why, &fault), nullptr);
+    EXPECT_EQ(fault, Fault::Missing);
+    EXPECT_EQ(g_logged.size(), 1u);  // a missing cache is not logged
+    cache_reset(&h);
+}
+
+// --- the node's own files ------------------------------------------------------
+
+TEST(LocalFiles, NamesAndIdsOfPasswdAndGroupText)
+{
+    TempDir dir;
+    const std::string path = dir.path() + "/passwd";
+    std::ofstream(path) << "root:x:0:0:root:/root:/bin/bash\n"
+                           "\n"
+                           "# comment:x:5:\n"
+                           "+nis:::\n"
+                           "-other\n"
+                           "daemon:x:1:1::/:/bin/false\n"
+                           "noid:x:abc:1\n"
+                           "big:x:4294967295:1\n"
+                           "over:x:4294967296:1\n"
+                           "short\n"
+                           "last:x:77";  // no final newline
+    LocalFile f = ALLOT_LOCAL_FILE_INIT(path.c_str());
+    const LocalTable* t = local_acquire(&f);
+    ASSERT_NE(t, nullptr);
+    for (const char* n : {"root", "daemon", "noid", "big", "over", "short", "last"})
+        EXPECT_TRUE(local_has_name(t, n, std::strlen(n))) << n;
+    for (const char* n : {"roo", "rootx", "nis", "+nis", "other", "# comment", ""})
+        EXPECT_FALSE(local_has_name(t, n, std::strlen(n))) << n;
+    for (uint32_t id : {0u, 1u, 4294967295u, 77u}) EXPECT_TRUE(local_has_id(t, id)) << id;
+    for (uint32_t id : {2u, 5u, 0u + 1000}) EXPECT_FALSE(local_has_id(t, id)) << id;
+    local_release(t);
+
+    // A changed file is re-read; the old view stays valid while held.
+    const LocalTable* old = local_acquire(&f);
+    std::ofstream(path, std::ios::app) << "\nnewbie:x:1000:1000\n";
+    t = local_acquire(&f);
+    EXPECT_TRUE(local_has_name(t, "newbie", 6));
+    EXPECT_TRUE(local_has_id(t, 1000));
+    EXPECT_FALSE(local_has_name(old, "newbie", 6));
+    local_release(old);
+    local_release(t);
+
+    // Missing: holds nothing. Unreadable (a directory): cannot tell → null.
+    ASSERT_EQ(unlink(path.c_str()), 0);
+    t = local_acquire(&f);
+    ASSERT_NE(t, nullptr);
+    EXPECT_FALSE(local_has_name(t, "root", 4));
+    local_release(t);
+    ASSERT_EQ(mkdir(path.c_str(), 0755), 0);
+    EXPECT_EQ(local_acquire(&f), nullptr);
+    ASSERT_EQ(rmdir(path.c_str()), 0);
+    // Over the size bound: cannot tell.
+    {
+        std::ofstream big(path);
+        big << "a:x:1:1\n";
+    }
+    ASSERT_EQ(truncate(path.c_str(), kMaxLocalFileSize + 1), 0);
+    EXPECT_EQ(local_acquire(&f), nullptr);
+    local_reset(&f);
 }
 
 }  // namespace

@@ -1,7 +1,8 @@
 // nss_test.cpp - libnss_allot's entry points against caches published by the
 // real writer: exact names, the ERANGE contract at every buffer size,
 // enumeration, initgroups_dyn growth and limit, missing/corrupt caches, and
-// lookups racing a republishing writer. The shim is compiled into this test
+// lookups racing a republishing writer; never answering for the node's own
+// accounts and groups, nor from an untrusted cache. The shim is compiled into this test
 // with ALLOT_NSS_CACHE_DIR pointing at tests/cache; the built .so is dlopen'ed
 // separately to prove it loads with RTLD_NOW and exports the entry points.
 #include <dlfcn.h>
@@ -42,6 +43,31 @@ nss_status _nss_allot_initgroups_dyn(const char*, gid_t, long*, long*, gid_t**, 
 namespace {
 
 const std::string kDir = ALLOT_NSS_CACHE_DIR;
+const std::string kTop = ALLOT_NSS_TRUST_TOP;
+const std::string kEtcPasswd = ALLOT_NSS_PASSWD_FILE;
+const std::string kEtcGroup = ALLOT_NSS_GROUP_FILE;
+
+void write_file(const std::string& path, const std::string& text)
+{
+    std::ofstream(path + ".new") << text;
+    ASSERT_EQ(rename((path + ".new").c_str(), path.c_str()), 0);
+}
+
+// The node's own accounts, as the test's /etc/passwd and /etc/group.
+void write_local_files()
+{
+    std::system(("mkdir -p '" + kTop + "/etc'").c_str());
+    write_file(kEtcPasswd,
+               "root:x:0:0:root:/root:/bin/bash\n"
+               "daemon:x:1:1:daemon:/usr/sbin:/usr/sbin/nologin\n"
+               "# a comment\n"
+               "+nisuser\n"
+               "localuser:x:1000:1000::/home/localuser:/bin/bash\n");
+    write_file(kEtcGroup,
+               "root:x:0:\n"
+               "sudo:x:27:localuser\n"
+               "localgrp:x:1000:\n");
+}
 
 allot::PosixUser user(std::string name, uint32_t uid)
 {
@@ -69,6 +95,10 @@ protected:
     void SetUp() override
     {
         std::system(("rm -rf '" + kDir + "'").c_str());
+        // The test's own tree is the trusted top: whatever the umask, it must
+        // not be writable by others for the caches below it to be used.
+        ASSERT_EQ(chmod(kTop.c_str(), 0755), 0);
+        write_local_files();
         std::vector<std::string> many;
         for (int i = 0; i < 50; ++i) many.push_back("member" + std::to_string(i));
         publish({user("bob", 20001), user("bobby", 20002), user("alice", 20000)},
@@ -303,6 +333,145 @@ TEST_F(Nss, LookupsRaceARepublishingWriter)
     for (auto& t : readers) t.join();
     EXPECT_EQ(bad.load(), 0);
     EXPECT_GT(ok.load(), 0);
+}
+
+// Issue #19: a directory user named like a local account, with a local uid or
+// primary gid, a group named like a local group or with a local gid, and a
+// local account listed as a member are never answered, however looked up.
+class NssLocal : public Nss {
+protected:
+    void SetUp() override
+    {
+        Nss::SetUp();
+        allot::PosixUser gid27 = user("gid27", 20014);
+        gid27.gid = 27;  // sudo's gid: would make sudo its primary group
+        publish({user("bob", 20001), user("root", 20010), user("daemon", 20011),
+                 user("localuid", 1000), user("sudo", 20013), gid27},
+                {{"team-a", 30000, {"bob", "localuser", "root", "daemon"}},
+                 {"sudo", 30010, {"bob"}},
+                 {"localgid", 1000, {"bob"}},
+                 {"localuser", 30011, {"bob"}}});
+    }
+};
+
+TEST_F(NssLocal, UsersNamedOrNumberedLikeLocalAccountsAreNotAnswered)
+{
+    passwd pw;
+    char buf[1024];
+    int err = 0;
+    ASSERT_EQ(_nss_allot_getpwnam_r("bob", &pw, buf, sizeof buf, &err), NSS_STATUS_SUCCESS);
+    for (const char* name : {"root", "daemon", "localuid", "sudo", "gid27"})
+        EXPECT_EQ(_nss_allot_getpwnam_r(name, &pw, buf, sizeof buf, &err), NSS_STATUS_NOTFOUND)
+            << name;
+    for (uid_t uid : {20010u, 20011u, 1000u, 20013u, 20014u, 0u})
+        EXPECT_EQ(_nss_allot_getpwuid_r(uid, &pw, buf, sizeof buf, &err), NSS_STATUS_NOTFOUND)
+            << uid;
+    std::vector<std::string> names;
+    _nss_allot_setpwent(0);
+    while (_nss_allot_getpwent_r(&pw, buf, sizeof buf, &err) == NSS_STATUS_SUCCESS)
+        names.push_back(pw.pw_name);
+    _nss_allot_endpwent();
+    EXPECT_EQ(names, (std::vector<std::string>{"bob"}));
+}
+
+TEST_F(NssLocal, GroupsNamedOrNumberedLikeLocalGroupsAreNotAnswered)
+{
+    group gr;
+    char buf[2048];
+    int err = 0;
+    for (const char* name : {"sudo", "localgid", "localuser"})
+        EXPECT_EQ(_nss_allot_getgrnam_r(name, &gr, buf, sizeof buf, &err), NSS_STATUS_NOTFOUND)
+            << name;
+    for (gid_t gid : {30010u, 1000u, 30011u, 27u})
+        EXPECT_EQ(_nss_allot_getgrgid_r(gid, &gr, buf, sizeof buf, &err), NSS_STATUS_NOTFOUND)
+            << gid;
+    // Local accounts are dropped from an answered group's members.
+    ASSERT_EQ(_nss_allot_getgrnam_r("team-a", &gr, buf, sizeof buf, &err), NSS_STATUS_SUCCESS);
+    EXPECT_STREQ(gr.gr_mem[0], "bob");
+    EXPECT_EQ(gr.gr_mem[1], nullptr);
+    std::vector<std::string> groups;
+    _nss_allot_setgrent(0);
+    while (_nss_allot_getgrent_r(&gr, buf, sizeof buf, &err) == NSS_STATUS_SUCCESS)
+        groups.push_back(gr.gr_name);
+    _nss_allot_endgrent();
+    EXPECT_EQ(groups, (std::vector<std::string>{"team-a"}));
+}
+
+TEST_F(NssLocal, InitgroupsAddsNoLocalGroupAndNothingToLocalAccounts)
+{
+    int err = 0;
+    long start = 0, size = 0;
+    gid_t* groups = nullptr;
+    ASSERT_EQ(_nss_allot_initgroups_dyn("bob", 0, &start, &size, &groups, 0, &err),
+              NSS_STATUS_SUCCESS);
+    EXPECT_EQ(std::vector<gid_t>(groups, groups + start), std::vector<gid_t>{30000});
+    free(groups);
+    for (const char* local : {"localuser", "root", "daemon"}) {
+        start = size = 0;
+        groups = nullptr;
+        EXPECT_EQ(_nss_allot_initgroups_dyn(local, 0, &start, &size, &groups, 0, &err),
+                  NSS_STATUS_NOTFOUND)
+            << local;
+        EXPECT_EQ(start, 0);
+        free(groups);
+    }
+}
+
+TEST_F(NssLocal, ChangedLocalFilesAreSeenAndUnreadableOnesFailClosed)
+{
+    passwd pw;
+    group gr;
+    char buf[1024];
+    int err = 0;
+    ASSERT_EQ(_nss_allot_getpwnam_r("bob", &pw, buf, sizeof buf, &err), NSS_STATUS_SUCCESS);
+    std::ofstream(kEtcPasswd, std::ios::app) << "bob:x:5000:5000::/home/bob:/bin/sh\n";
+    EXPECT_EQ(_nss_allot_getpwnam_r("bob", &pw, buf, sizeof buf, &err), NSS_STATUS_NOTFOUND);
+    // A passwd that cannot be read (here: a directory) answers nothing at all.
+    ASSERT_EQ(unlink(kEtcPasswd.c_str()), 0);
+    ASSERT_EQ(mkdir(kEtcPasswd.c_str(), 0755), 0);
+    EXPECT_EQ(_nss_allot_getgrnam_r("team-a", &gr, buf, sizeof buf, &err), NSS_STATUS_UNAVAIL);
+    EXPECT_EQ(_nss_allot_getpwuid_r(20001, &pw, buf, sizeof buf, &err), NSS_STATUS_UNAVAIL);
+    ASSERT_EQ(rmdir(kEtcPasswd.c_str()), 0);
+    // A missing one holds nothing: bob is allot's again.
+    EXPECT_EQ(_nss_allot_getpwnam_r("bob", &pw, buf, sizeof buf, &err), NSS_STATUS_SUCCESS);
+}
+
+// Issue #19 item 2: like sshd's StrictModes.
+TEST_F(Nss, UntrustedCachesAreUnavailableUntilFixed)
+{
+    passwd pw;
+    group gr;
+    char buf[1024];
+    int err = 0;
+    const std::string file = kDir + "/passwd.cache";
+    ASSERT_EQ(_nss_allot_getpwnam_r("bob", &pw, buf, sizeof buf, &err), NSS_STATUS_SUCCESS);
+    for (mode_t bad : {0646, 0664}) {
+        ASSERT_EQ(chmod(file.c_str(), bad), 0);
+        EXPECT_EQ(_nss_allot_getpwnam_r("bob", &pw, buf, sizeof buf, &err), NSS_STATUS_UNAVAIL)
+            << std::oct << bad;
+        EXPECT_EQ(_nss_allot_getpwent_r(&pw, buf, sizeof buf, &err), NSS_STATUS_UNAVAIL);
+        _nss_allot_endpwent();
+    }
+    ASSERT_EQ(chmod(file.c_str(), 0644), 0);
+    EXPECT_EQ(_nss_allot_getpwnam_r("bob", &pw, buf, sizeof buf, &err), NSS_STATUS_SUCCESS);
+    for (const std::string& dir : {kDir, kTop}) {
+        ASSERT_EQ(chmod(dir.c_str(), 01777), 0);
+        EXPECT_EQ(_nss_allot_getpwnam_r("bob", &pw, buf, sizeof buf, &err), NSS_STATUS_UNAVAIL)
+            << dir;
+        EXPECT_EQ(_nss_allot_getgrnam_r("team-a", &gr, buf, sizeof buf, &err), NSS_STATUS_UNAVAIL)
+            << dir;
+        ASSERT_EQ(chmod(dir.c_str(), 0755), 0);
+        EXPECT_EQ(_nss_allot_getpwnam_r("bob", &pw, buf, sizeof buf, &err), NSS_STATUS_SUCCESS);
+    }
+    if (geteuid() == 0) {  // only root can give a file away
+        ASSERT_EQ(chown(file.c_str(), 65534, static_cast<gid_t>(-1)), 0);
+        EXPECT_EQ(_nss_allot_getpwnam_r("bob", &pw, buf, sizeof buf, &err), NSS_STATUS_UNAVAIL);
+        ASSERT_EQ(chown(kDir.c_str(), 65534, static_cast<gid_t>(-1)), 0);
+        ASSERT_EQ(chown(file.c_str(), 0, static_cast<gid_t>(-1)), 0);
+        EXPECT_EQ(_nss_allot_getpwnam_r("bob", &pw, buf, sizeof buf, &err), NSS_STATUS_UNAVAIL);
+        ASSERT_EQ(chown(kDir.c_str(), 0, static_cast<gid_t>(-1)), 0);
+        EXPECT_EQ(_nss_allot_getpwnam_r("bob", &pw, buf, sizeof buf, &err), NSS_STATUS_SUCCESS);
+    }
 }
 
 TEST(NssSharedObject, LoadsWithRtldNowAndExportsEntryPoints)
