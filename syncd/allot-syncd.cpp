@@ -18,7 +18,7 @@
 #include <random>
 
 #include "allot/config.hpp"
-#include "allot/sync_engine.hpp"
+#include "sync_engine.hpp"
 #include "curl_http.hpp"
 #include "slurmdb_store.hpp"
 #include "syncd_support.hpp"

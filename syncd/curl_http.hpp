@@ -12,7 +12,6 @@
 
 #include "allot/result.hpp"
 #include "allot/scim_client.hpp"
-#include "allot/sync_engine.hpp"
 
 namespace allot {
 
@@ -43,20 +42,6 @@ public:
 private:
     struct Impl;
     std::unique_ptr<Impl> impl_;
-};
-
-// A ScimSource over HTTP: the SCIM client's paging and retries with libcurl.
-class HttpScimSource : public ScimSource {
-public:
-    HttpScimSource(HttpClient& http, ScimFetchOptions options)
-        : http_(http), options_(std::move(options))
-    {
-    }
-    Result<ScimDirectory> fetch() override { return fetch_directory(http_, options_); }
-
-private:
-    HttpClient& http_;
-    ScimFetchOptions options_;
 };
 
 }  // namespace allot

@@ -7,7 +7,7 @@
 #include <string>
 
 #include "allot/identity_cache.hpp"
-#include "allot/sync_engine.hpp"
+#include "sync_engine.hpp"
 
 namespace allot::syncd {
 

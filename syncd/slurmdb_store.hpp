@@ -10,7 +10,7 @@
 #include <memory>
 #include <string>
 
-#include "allot/sync_engine.hpp"
+#include "sync_engine.hpp"
 
 namespace allot {
 

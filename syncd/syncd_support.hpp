@@ -7,7 +7,7 @@
 #include <map>
 #include <string>
 
-#include "allot/sync_engine.hpp"
+#include "sync_engine.hpp"
 
 namespace allot::syncd {
 

@@ -2,7 +2,7 @@
 // convergence, membership change, team removal, ownership and drift.
 #include <gtest/gtest.h>
 
-#include "allot/sync_plan.hpp"
+#include "sync_plan.hpp"
 #include "sync_fakes.hpp"
 
 using namespace allot;

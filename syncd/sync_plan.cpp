@@ -1,6 +1,6 @@
 // sync_plan.cpp - desired accounting state and the add/modify/remove planner
 // (see allot/sync_plan.hpp).
-#include "allot/sync_plan.hpp"
+#include "sync_plan.hpp"
 
 #include <algorithm>
 #include <unordered_map>

@@ -17,7 +17,7 @@
 #include "allot/config.hpp"
 #include "allot/result.hpp"
 #include "allot/scim_client.hpp"
-#include "allot/sync_plan.hpp"
+#include "sync_plan.hpp"
 
 namespace allot {
 
@@ -31,6 +31,21 @@ struct ApplyReport {
     size_t applied = 0;
     std::vector<std::string> deferred;  // e.g. association with running jobs
     std::vector<std::string> failed;
+};
+
+// A ScimSource over HTTP: the SCIM client's paging and retries over any HttpClient
+// (libcurl in allot-syncd, a fake in the tests).
+class HttpScimSource : public ScimSource {
+public:
+    HttpScimSource(HttpClient& http, ScimFetchOptions options)
+        : http_(http), options_(std::move(options))
+    {
+    }
+    Result<ScimDirectory> fetch() override { return fetch_directory(http_, options_); }
+
+private:
+    HttpClient& http_;
+    ScimFetchOptions options_;
 };
 
 class AccountingStore {

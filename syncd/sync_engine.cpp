@@ -1,5 +1,5 @@
 // sync_engine.cpp - one sync cycle (see allot/sync_engine.hpp).
-#include "allot/sync_engine.hpp"
+#include "sync_engine.hpp"
 
 namespace allot {
 

@@ -2,7 +2,7 @@
 // accounting store, resolver and cache publisher.
 #include <gtest/gtest.h>
 
-#include "allot/sync_engine.hpp"
+#include "sync_engine.hpp"
 #include "sync_fakes.hpp"
 
 using namespace allot;

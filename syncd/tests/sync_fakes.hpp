@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "allot/sync_engine.hpp"
+#include "sync_engine.hpp"
 
 namespace allot::synctest {
 
