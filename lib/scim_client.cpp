@@ -48,9 +48,9 @@ void opt_integer(const cJSON* obj, const char* key, std::optional<int64_t>& out,
     out = v;
 }
 
-ScimUser parse_user(const cJSON* res, const std::string& ext_schema)
+scim::User parse_user(const cJSON* res, const std::string& ext_schema)
 {
-    ScimUser u;
+    scim::User u;
     std::string& err = u.type_error;
     if (!cJSON_IsObject(res)) {
         err = "resource is not an object";
@@ -104,9 +104,9 @@ ScimUser parse_user(const cJSON* res, const std::string& ext_schema)
     return u;
 }
 
-ScimGroup parse_group(const cJSON* res, const std::string& ext_schema)
+scim::Group parse_group(const cJSON* res, const std::string& ext_schema)
 {
-    ScimGroup g;
+    scim::Group g;
     std::string& err = g.type_error;
     if (!cJSON_IsObject(res)) {
         err = "resource is not an object";
@@ -138,7 +138,7 @@ ScimGroup parse_group(const cJSON* res, const std::string& ext_schema)
         const cJSON* m = nullptr;
         cJSON_ArrayForEach(m, members)
         {
-            ScimMember member;
+            scim::Member member;
             if (!cJSON_IsObject(m) || !json_string(m, "value")) {
                 if (err.empty()) err = "a member has no string value";
                 continue;
@@ -248,14 +248,15 @@ std::string id_problem(std::optional<int64_t> id, const char* what, uint32_t min
 
 }  // namespace
 
-Result<ScimPage<ScimUser>> parse_user_page(std::string_view body, const std::string& ext_schema)
+Result<ScimPage<scim::User>> parse_user_page(std::string_view body, const std::string& ext_schema)
 {
-    return parse_page<ScimUser>(body, [&](const cJSON* r) { return parse_user(r, ext_schema); });
+    return parse_page<scim::User>(body, [&](const cJSON* r) { return parse_user(r, ext_schema); });
 }
 
-Result<ScimPage<ScimGroup>> parse_group_page(std::string_view body, const std::string& ext_schema)
+Result<ScimPage<scim::Group>> parse_group_page(std::string_view body, const std::string& ext_schema)
 {
-    return parse_page<ScimGroup>(body, [&](const cJSON* r) { return parse_group(r, ext_schema); });
+    return parse_page<scim::Group>(body,
+                                   [&](const cJSON* r) { return parse_group(r, ext_schema); });
 }
 
 RetryDecision retry_decision(const RetryPolicy& policy, uint32_t attempt, long status,
@@ -384,16 +385,16 @@ Result<ScimDirectory> fetch_directory(HttpClient& http, const ScimFetchOptions& 
     ScimDirectory dir;
     const std::string base = trimmed_base(o.base_url);
     const std::string user_attrs = "userName,displayName,active," + o.ext_schema;
-    auto users = fetch_all<ScimUser>(
+    auto users = fetch_all<scim::User>(
         http, o, base + "/Users?attributes=" + url_encode(user_attrs),
         [&](const std::string& b) { return parse_user_page(b, o.ext_schema); }, dir.users, dir);
     if (!users) return make_error("Users: " + users.error().message);
-    auto groups = fetch_all<ScimGroup>(
+    auto groups = fetch_all<scim::Group>(
         http, o, base + "/Groups?attributes=" + url_encode(group_attributes(o.ext_schema)),
         [&](const std::string& b) { return parse_group_page(b, o.ext_schema); }, dir.groups, dir);
     if (!groups) return make_error("Groups: " + groups.error().message);
     if (!dir.users.empty() && std::none_of(dir.users.begin(), dir.users.end(),
-                                           [](const ScimUser& u) { return u.has_extension; }))
+                                           [](const scim::User& u) { return u.has_extension; }))
         return make_error("the SCIM server returned users without the POSIX extension " +
                           o.ext_schema +
                           " although it was requested in 'attributes'; every user would lack a "
@@ -402,10 +403,10 @@ Result<ScimDirectory> fetch_directory(HttpClient& http, const ScimFetchOptions& 
     return dir;
 }
 
-Result<std::optional<ScimUser>> fetch_user(HttpClient& http, const ScimFetchOptions& o,
-                                           const std::string& user_name)
+Result<std::optional<scim::User>> fetch_user(HttpClient& http, const ScimFetchOptions& o,
+                                             const std::string& user_name)
 {
-    if (!valid_posix_name(user_name)) return std::optional<ScimUser>();
+    if (!valid_posix_name(user_name)) return std::optional<scim::User>();
     ScimDirectory stats;
     const std::string filter = "userName eq \"" + user_name + "\"";
     const std::string url =
@@ -416,8 +417,8 @@ Result<std::optional<ScimUser>> fetch_user(HttpClient& http, const ScimFetchOpti
     auto page = parse_user_page(body.value(), o.ext_schema);
     if (!page) return page.error();
     for (auto& u : page.value().resources)
-        if (u.user_name == user_name) return std::optional<ScimUser>(std::move(u));
-    return std::optional<ScimUser>();
+        if (u.user_name == user_name) return std::optional<scim::User>(std::move(u));
+    return std::optional<scim::User>();
 }
 
 ValidatedDirectory validate_directory(const ScimDirectory& source, const IdentityConfig& id)
@@ -432,7 +433,7 @@ ValidatedDirectory validate_directory(const ScimDirectory& source, const Identit
     // Users: per-record rules first, duplicates across the survivors after.
     std::vector<PosixUser> candidates;
     std::vector<std::string> candidate_ids;
-    for (const ScimUser& u : source.users) {
+    for (const scim::User& u : source.users) {
         const std::string& label = u.user_name.empty() ? u.id : u.user_name;
         if (!u.type_error.empty()) {
             reject("user", label, "wrong type: " + u.type_error);
@@ -520,10 +521,10 @@ ValidatedDirectory validate_directory(const ScimDirectory& source, const Identit
     for (const auto& u : source.users) known_user_ids.insert(u.id);
 
     // Groups.
-    std::vector<const ScimGroup*> good;
+    std::vector<const scim::Group*> good;
     std::unordered_map<std::string, int> gname_count;
     std::unordered_map<int64_t, int> gid_count;
-    for (const ScimGroup& g : source.groups) {
+    for (const scim::Group& g : source.groups) {
         const std::string& label = g.display_name.empty() ? g.id : g.display_name;
         if (!g.type_error.empty()) {
             reject("group", label, "wrong type: " + g.type_error);
@@ -543,9 +544,9 @@ ValidatedDirectory validate_directory(const ScimDirectory& source, const Identit
         ++gname_count[g.display_name];
         good.push_back(&g);
     }
-    std::unordered_map<std::string, const ScimGroup*> group_by_id;
-    std::vector<const ScimGroup*> kept;
-    for (const ScimGroup* g : good) {
+    std::unordered_map<std::string, const scim::Group*> group_by_id;
+    std::vector<const scim::Group*> kept;
+    for (const scim::Group* g : good) {
         if (gname_count[g->display_name] > 1) {
             reject("group", g->display_name,
                    "duplicate displayName (every record with it rejected)");
@@ -559,12 +560,12 @@ ValidatedDirectory validate_directory(const ScimDirectory& source, const Identit
         kept.push_back(g);
     }
     // Flatten nested groups: members of a member group count as members.
-    std::function<void(const ScimGroup*, std::set<std::string>&, std::set<const ScimGroup*>&)>
+    std::function<void(const scim::Group*, std::set<std::string>&, std::set<const scim::Group*>&)>
         collect;
-    collect = [&](const ScimGroup* g, std::set<std::string>& members,
-                  std::set<const ScimGroup*>& visiting) {
+    collect = [&](const scim::Group* g, std::set<std::string>& members,
+                  std::set<const scim::Group*>& visiting) {
         if (!visiting.insert(g).second) return;  // cycle or diamond: already counted
-        for (const ScimMember& m : g->members) {
+        for (const scim::Member& m : g->members) {
             auto uit = user_by_scim_id.find(m.value);
             if (m.type != "Group" && uit != user_by_scim_id.end()) {
                 members.insert(uit->second);
@@ -581,9 +582,9 @@ ValidatedDirectory validate_directory(const ScimDirectory& source, const Identit
                        "member '" + log_safe(m.value) + "' is no known user or group (dropped)");
         }
     };
-    for (const ScimGroup* g : kept) {
+    for (const scim::Group* g : kept) {
         std::set<std::string> members;
-        std::set<const ScimGroup*> visiting;
+        std::set<const scim::Group*> visiting;
         collect(g, members, visiting);
         PosixGroup pg;
         pg.name = g->display_name;

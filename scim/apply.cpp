@@ -203,7 +203,7 @@ Result<ApplySummary> apply_directory(DirectoryStore& store, const DirectoryPolic
         auto it = by_name.find(w.user.user_name);
         if (it == by_name.end()) {
             out << "+ user " << w.user.user_name
-                << (w.user.uid ? " uid " + std::to_string(w.user.uid)
+                << (w.user.uid ? " uid " + std::to_string(*w.user.uid)
                                : std::string(" (uid allocated)"))
                 << "\n";
             ++s.changes;
@@ -218,8 +218,8 @@ Result<ApplySummary> apply_directory(DirectoryStore& store, const DirectoryPolic
         if ((w.user.uid && w.user.uid != have.uid) || (w.user.gid && w.user.gid != have.gid))
             return make_error("user " + w.user.user_name + " (line " + std::to_string(w.line) +
                               "): uid/gid in the file differ from the directory's " +
-                              std::to_string(have.uid) + "/" + std::to_string(have.gid) +
-                              "; ids never change");
+                              std::to_string(have.uid.value_or(0)) + "/" +
+                              std::to_string(have.gid.value_or(0)) + "; ids never change");
         scim::User next = have;
         std::vector<std::string> diffs;
         auto field = [&](const char* name, std::string& cur, const std::string& want) {
@@ -268,7 +268,7 @@ Result<ApplySummary> apply_directory(DirectoryStore& store, const DirectoryPolic
         const std::set<std::string> want(w.members.begin(), w.members.end());
         if (it == group_by_name.end()) {
             out << "+ group " << w.group.display_name
-                << (w.group.gid ? " gid " + std::to_string(w.group.gid)
+                << (w.group.gid ? " gid " + std::to_string(*w.group.gid)
                                 : std::string(" (gid allocated)"))
                 << " members " << want.size() << "\n";
             ++s.changes;
@@ -277,7 +277,7 @@ Result<ApplySummary> apply_directory(DirectoryStore& store, const DirectoryPolic
                 for (const auto& m : want) {
                     auto u = store.get_user_by_name(m);
                     if (!u) return make_error("group " + g.display_name + ": " + u.error().detail);
-                    next.members.push_back({u.value().id, m});
+                    next.members.push_back({u.value().id, "User", m});
                 }
                 auto r = store.create_group(next);
                 if (!r) return make_error("group " + g.display_name + ": " + r.error().detail);
@@ -289,9 +289,9 @@ Result<ApplySummary> apply_directory(DirectoryStore& store, const DirectoryPolic
         if (w.group.gid && w.group.gid != have.gid)
             return make_error("group " + w.group.display_name +
                               ": gid in the file differs from the directory's " +
-                              std::to_string(have.gid) + "; ids never change");
+                              std::to_string(have.gid.value_or(0)) + "; ids never change");
         std::set<std::string> cur;
-        for (const auto& m : have.members) cur.insert(m.name);
+        for (const auto& m : have.members) cur.insert(m.display);
         if (cur == want) continue;
         for (const auto& m : want)
             if (!cur.count(m)) out << "~ group " << have.display_name << ": + " << m << "\n";
@@ -304,7 +304,7 @@ Result<ApplySummary> apply_directory(DirectoryStore& store, const DirectoryPolic
             for (const auto& m : want) {
                 auto u = store.get_user_by_name(m);
                 if (!u) return make_error("group " + have.display_name + ": " + u.error().detail);
-                next.members.push_back({u.value().id, m});
+                next.members.push_back({u.value().id, "User", m});
             }
             auto r = store.replace_group(have.id, next, have.version);
             if (!r) return make_error("group " + have.display_name + ": " + r.error().detail);
@@ -314,7 +314,7 @@ Result<ApplySummary> apply_directory(DirectoryStore& store, const DirectoryPolic
     if (prune) {
         for (const auto& [name, g] : group_by_name)
             if (!file_groups.count(name)) {
-                out << "- group " << name << " (gid " << g.gid << " stays allocated)\n";
+                out << "- group " << name << " (gid " << g.gid.value_or(0) << " stays allocated)\n";
                 ++s.changes;
                 steps.push_back([&store, id = g.id, name = name]() -> Result<bool> {
                     auto r = store.delete_group(id);
@@ -324,7 +324,7 @@ Result<ApplySummary> apply_directory(DirectoryStore& store, const DirectoryPolic
             }
         for (const auto& [name, u] : by_name)
             if (!file_users.count(name)) {
-                out << "- user " << name << " (uid " << u.uid << " stays allocated)\n";
+                out << "- user " << name << " (uid " << u.uid.value_or(0) << " stays allocated)\n";
                 ++s.changes;
                 steps.push_back([&store, id = u.id, name = name]() -> Result<bool> {
                     auto r = store.delete_user(id);

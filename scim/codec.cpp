@@ -1,5 +1,5 @@
-// scim_codec.cpp - SCIM User/Group <-> JSON (see allot/scim_codec.hpp).
-#include "allot/scim_codec.hpp"
+// codec.cpp - SCIM User/Group <-> JSON (see codec.hpp).
+#include "codec.hpp"
 
 #include <cstdio>
 #include <ctime>
@@ -40,15 +40,15 @@ Result<std::optional<std::string>> opt_string(const cJSON* obj, const char* key)
     return std::optional<std::string>(item->valuestring);
 }
 
-Result<uint32_t> opt_id_number(const cJSON* obj, const char* key)
+Result<std::optional<int64_t>> opt_id_number(const cJSON* obj, const char* key)
 {
     const cJSON* item = get(obj, key);
-    if (!item || cJSON_IsNull(item)) return uint32_t{0};
+    if (!item || cJSON_IsNull(item)) return std::optional<int64_t>{};
     if (!cJSON_IsNumber(item)) return make_error(std::string(key) + ": must be an integer");
     const double v = item->valuedouble;
     if (!(v >= 1 && v <= 4294967294.0) || static_cast<double>(static_cast<uint32_t>(v)) != v)
         return make_error(std::string(key) + ": must be an integer in 1..4294967294");
-    return static_cast<uint32_t>(v);
+    return std::optional<int64_t>(static_cast<int64_t>(v));
 }
 
 }  // namespace
@@ -150,8 +150,8 @@ JsonPtr user_to_json(const User& u, const RenderOptions& o)
     }
     if (o.include_extension) {
         cJSON* ext = cJSON_AddObjectToObject(root.get(), o.user_extension.c_str());
-        cJSON_AddNumberToObject(ext, "uidNumber", u.uid);
-        cJSON_AddNumberToObject(ext, "gidNumber", u.gid);
+        if (u.uid) cJSON_AddNumberToObject(ext, "uidNumber", static_cast<double>(*u.uid));
+        if (u.gid) cJSON_AddNumberToObject(ext, "gidNumber", static_cast<double>(*u.gid));
         add_string(ext, "homeDirectory", u.home);
         add_string(ext, "loginShell", u.shell);
         cJSON* keys = cJSON_AddArrayToObject(ext, "sshPublicKeys");
@@ -175,16 +175,16 @@ JsonPtr group_to_json(const Group& g, const RenderOptions& o)
     cJSON* members = cJSON_AddArrayToObject(root.get(), "members");
     for (const auto& m : g.members) {
         cJSON* item = cJSON_CreateObject();
-        cJSON_AddStringToObject(item, "value", m.id.c_str());
-        cJSON_AddStringToObject(item, "display", m.name.c_str());
+        cJSON_AddStringToObject(item, "value", m.value.c_str());
+        cJSON_AddStringToObject(item, "display", m.display.c_str());
         cJSON_AddStringToObject(item, "type", "User");
         if (!o.base_url.empty())
-            cJSON_AddStringToObject(item, "$ref", (o.base_url + "/Users/" + m.id).c_str());
+            cJSON_AddStringToObject(item, "$ref", (o.base_url + "/Users/" + m.value).c_str());
         cJSON_AddItemToArray(members, item);
     }
     if (o.include_extension) {
         cJSON* ext = cJSON_AddObjectToObject(root.get(), kPosixGroup);
-        cJSON_AddNumberToObject(ext, "gidNumber", g.gid);
+        if (g.gid) cJSON_AddNumberToObject(ext, "gidNumber", static_cast<double>(*g.gid));
     }
     cJSON_AddItemToObject(root.get(), "meta",
                           meta("Group", o.base_url.empty() ? "" : o.base_url + "/Groups/" + g.id,
@@ -281,7 +281,7 @@ Result<Group> group_from_json(const cJSON* json)
             auto value = opt_string(m, "value");
             if (!cJSON_IsObject(m) || !value || !value.value())
                 return make_error("members[].value: required string");
-            g.members.push_back({*value.value(), ""});
+            g.members.push_back({*value.value(), "", ""});
         }
     }
     if (const cJSON* ext = get(json, kPosixGroup); ext && !cJSON_IsNull(ext)) {

@@ -1,6 +1,6 @@
-// scim_codec.hpp - the SCIM 2.0 resource model (User, Group) and its JSON form.
+// codec.hpp - allot-scimd's JSON form of the SCIM model (allot/scim_model.hpp).
 //
-// allot-scimd stores and serves these; the wire format is fixed by the
+// allot-scimd stores and serves Users and Groups; the wire format is fixed by the
 // canonical fixtures in docs/scimd.md (POSIX attributes in one extension per
 // resource type). Rendering is total; parsing a client-supplied resource
 // returns a Result with a message naming the offending attribute. Read-only
@@ -11,67 +11,12 @@
 #include <optional>
 #include <string>
 #include <string_view>
-#include <vector>
 
 #include "allot/json.hpp"
 #include "allot/result.hpp"
+#include "allot/scim_model.hpp"
 
 namespace allot::scim {
-
-inline constexpr const char* kUserSchema = "urn:ietf:params:scim:schemas:core:2.0:User";
-inline constexpr const char* kGroupSchema = "urn:ietf:params:scim:schemas:core:2.0:Group";
-inline constexpr const char* kListResponse = "urn:ietf:params:scim:api:messages:2.0:ListResponse";
-inline constexpr const char* kErrorSchema = "urn:ietf:params:scim:api:messages:2.0:Error";
-inline constexpr const char* kPatchOp = "urn:ietf:params:scim:api:messages:2.0:PatchOp";
-inline constexpr const char* kDefaultPosixUser =
-    "urn:ietf:params:scim:schemas:extension:allot:2.0:PosixUser";
-inline constexpr const char* kPosixGroup =
-    "urn:ietf:params:scim:schemas:extension:allot:2.0:PosixGroup";
-
-struct Email {
-    std::string value;
-    std::string type;
-    bool primary = false;
-};
-
-struct GroupRef {
-    std::string id;
-    std::string name;
-};
-
-struct User {
-    std::string id;
-    std::string external_id;
-    std::string user_name;
-    std::string display_name;
-    bool active = true;
-    std::vector<Email> emails;
-    uint32_t uid = 0;  // 0: not set (never a valid allocated id)
-    uint32_t gid = 0;
-    std::string home;
-    std::string shell;
-    std::vector<std::string> ssh_keys;
-    std::vector<GroupRef> groups;  // read-only, computed from memberships
-    int64_t created = 0;           // unix seconds
-    int64_t modified = 0;
-    int64_t version = 0;
-};
-
-struct Member {
-    std::string id;    // the user's id
-    std::string name;  // the user's userName (display)
-};
-
-struct Group {
-    std::string id;
-    std::string external_id;
-    std::string display_name;
-    uint32_t gid = 0;
-    std::vector<Member> members;
-    int64_t created = 0;
-    int64_t modified = 0;
-    int64_t version = 0;
-};
 
 struct RenderOptions {
     std::string base_url;  // ".../scim/v2", used for meta.location and $ref

@@ -25,7 +25,7 @@
 
 #include "allot/config.hpp"
 #include "allot/json.hpp"
-#include "allot/scim_codec.hpp"
+#include "codec.hpp"
 #include "munge.hpp"
 #include "util.hpp"
 

@@ -129,9 +129,11 @@ void print_user(const scim::User& u)
 {
     std::string groups;
     for (const auto& g : u.groups) groups += (groups.empty() ? "" : ",") + g.name;
-    std::printf("%s:%u:%u:%s:%s:%s:%s:keys=%zu:groups=%s\n", u.user_name.c_str(), u.uid, u.gid,
-                u.display_name.c_str(), u.home.c_str(), u.shell.c_str(),
-                u.active ? "active" : "inactive", u.ssh_keys.size(), groups.c_str());
+    std::printf("%s:%lld:%lld:%s:%s:%s:%s:keys=%zu:groups=%s\n", u.user_name.c_str(),
+                static_cast<long long>(u.uid.value_or(0)),
+                static_cast<long long>(u.gid.value_or(0)), u.display_name.c_str(), u.home.c_str(),
+                u.shell.c_str(), u.active ? "active" : "inactive", u.ssh_keys.size(),
+                groups.c_str());
 }
 
 int list_users(Context& ctx, Args& args)
@@ -204,7 +206,8 @@ int user_command(Context& ctx, Args& args, const std::string& sub)
         if (sub == "del") {
             auto d = ctx.store->delete_user(u.value().id);
             if (!d) return store_fail(d.error());
-            std::printf("deleted %s (uid %u stays allocated)\n", pos[0].c_str(), u.value().uid);
+            std::printf("deleted %s (uid %lld stays allocated)\n", pos[0].c_str(),
+                        static_cast<long long>(u.value().uid.value_or(0)));
             return kOk;
         }
         scim::User next = u.value();
@@ -238,8 +241,9 @@ int group_command(Context& ctx, Args& args, const std::string& sub)
             if (!page) return store_fail(page.error());
             for (const auto& g : page.value().items) {
                 std::string members;
-                for (const auto& m : g.members) members += (members.empty() ? "" : ",") + m.name;
-                std::printf("%s:%u:%s\n", g.display_name.c_str(), g.gid, members.c_str());
+                for (const auto& m : g.members) members += (members.empty() ? "" : ",") + m.display;
+                std::printf("%s:%lld:%s\n", g.display_name.c_str(),
+                            static_cast<long long>(g.gid.value_or(0)), members.c_str());
             }
             if (page.value().next_cursor.empty()) break;
             q.cursor = page.value().next_cursor;
@@ -251,7 +255,7 @@ int group_command(Context& ctx, Args& args, const std::string& sub)
         for (const auto& n : names) {
             auto u = ctx.store->get_user_by_name(n);
             if (!u) return fail("no user '" + n + "'");
-            out.push_back({u.value().id, n});
+            out.push_back({u.value().id, "User", n});
         }
         return std::nullopt;
     };
@@ -267,7 +271,8 @@ int group_command(Context& ctx, Args& args, const std::string& sub)
         if (!ok) return fail(ok.error().message);
         auto made = ctx.store->create_group(g);
         if (!made) return store_fail(made.error());
-        std::printf("%s:%u\n", made.value().display_name.c_str(), made.value().gid);
+        std::printf("%s:%lld\n", made.value().display_name.c_str(),
+                    static_cast<long long>(made.value().gid.value_or(0)));
         return kOk;
     }
     if (sub == "del") {
@@ -289,7 +294,7 @@ int group_command(Context& ctx, Args& args, const std::string& sub)
         scim::Group next = g.value();
         for (const auto& m : ms) {
             auto it = std::find_if(next.members.begin(), next.members.end(),
-                                   [&](const scim::Member& x) { return x.id == m.id; });
+                                   [&](const scim::Member& x) { return x.value == m.value; });
             if (pos[0] == "add" && it == next.members.end()) next.members.push_back(m);
             if (pos[0] == "del" && it != next.members.end()) next.members.erase(it);
         }

@@ -165,7 +165,8 @@ Result<std::string> mint_id_token(const SigningKey& key, const TokenPolicy& poli
     cJSON_AddNumberToObject(claims.get(), "nbf", static_cast<double>(now));
     cJSON_AddNumberToObject(claims.get(), "exp", static_cast<double>(now + lifetime));
     cJSON_AddStringToObject(claims.get(), "preferred_username", user.user_name.c_str());
-    cJSON_AddNumberToObject(claims.get(), "uid_number", user.uid);
+    cJSON_AddNumberToObject(claims.get(), "uid_number",
+                            static_cast<double>(user.uid.value_or(0)));
     cJSON* groups = cJSON_AddArrayToObject(claims.get(), "groups");
     for (const auto& g : token_groups(user, policy))
         cJSON_AddItemToArray(groups, cJSON_CreateString(g.c_str()));

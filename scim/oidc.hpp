@@ -18,7 +18,7 @@
 #include <string>
 #include <vector>
 
-#include "allot/scim_codec.hpp"
+#include "codec.hpp"
 #include "jwt.hpp"
 
 namespace allot::scimd {

@@ -18,6 +18,12 @@ StoreError err(const std::string& type, const std::string& detail)
     return {400, type, detail};
 }
 
+// A PATCH may restate an immutable id as long as it does not change it.
+bool same_id(const cJSON* v, const std::optional<int64_t>& have)
+{
+    return cJSON_IsNumber(v) && have && v->valuedouble == static_cast<double>(*have);
+}
+
 // In-memory evaluation of a valuePath filter over one multi-valued element.
 using Lookup = std::function<std::optional<std::string>(const std::string& sub)>;
 bool matches(const Filter& f, const Lookup& get)
@@ -193,8 +199,8 @@ private:
             if (attr == "homedirectory" && !filter) return str(u_.home, true);
             if (attr == "loginshell" && !filter) return str(u_.shell, true);
             if (attr == "uidnumber" || attr == "gidnumber") {
-                const uint32_t have = attr == "uidnumber" ? u_.uid : u_.gid;
-                if (op != Op::Remove && cJSON_IsNumber(v) && v->valuedouble == have) return Unit{};
+                const auto& have = attr == "uidnumber" ? u_.uid : u_.gid;
+                if (op != Op::Remove && same_id(v, have)) return Unit{};
                 return err("mutability", attr + " is immutable (ids are never changed)");
             }
             if (attr == "sshpublickeys") return keys(op, filter, v);
@@ -362,8 +368,8 @@ StoreResult<Unit> apply_group_patch(scim::Group& g, const cJSON* body)
     auto add_members = [&](const std::vector<std::string>& ids) {
         for (const auto& id : ids)
             if (std::none_of(g.members.begin(), g.members.end(),
-                             [&](const scim::Member& m) { return m.id == id; }))
-                g.members.push_back({id, ""});
+                             [&](const scim::Member& m) { return m.value == id; }))
+                g.members.push_back({id, "User", ""});
     };
     std::function<StoreResult<Unit>(Op, const std::string&, const cJSON*)> apply =
         [&](Op op, const std::string& path_text, const cJSON* v) -> StoreResult<Unit> {
@@ -378,7 +384,7 @@ StoreResult<Unit> apply_group_patch(scim::Group& g, const cJSON* body)
                 if (lk == "schemas" || lk == "id" || lk == "meta") continue;
                 if (lk == to_lower(scim::kPosixGroup)) {
                     const cJSON* gid = cJSON_GetObjectItem(item, "gidNumber");
-                    if (gid && !(cJSON_IsNumber(gid) && gid->valuedouble == g.gid))
+                    if (gid && !same_id(gid, g.gid))
                         return err("mutability", "gidNumber is immutable");
                     continue;
                 }
@@ -412,7 +418,7 @@ StoreResult<Unit> apply_group_patch(scim::Group& g, const cJSON* body)
             return Unit{};
         }
         if (path.attr == "gidnumber") {
-            if (op != Op::Remove && cJSON_IsNumber(v) && v->valuedouble == g.gid) return Unit{};
+            if (op != Op::Remove && same_id(v, g.gid)) return Unit{};
             return err("mutability", "gidNumber is immutable");
         }
         if (path.attr != "members")
@@ -427,8 +433,8 @@ StoreResult<Unit> apply_group_patch(scim::Group& g, const cJSON* body)
                                        return matches(
                                            f,
                                            [&](const std::string& s) -> std::optional<std::string> {
-                                               if (s == "value") return m.id;
-                                               if (s == "display") return m.name;
+                                               if (s == "value") return m.value;
+                                               if (s == "display") return m.display;
                                                return std::nullopt;
                                            });
                                    }),
@@ -442,8 +448,8 @@ StoreResult<Unit> apply_group_patch(scim::Group& g, const cJSON* body)
                 if (!r) return r;
                 g.members.erase(std::remove_if(g.members.begin(), g.members.end(),
                                                [&](const scim::Member& m) {
-                                                   return std::find(ids.begin(), ids.end(), m.id) !=
-                                                          ids.end();
+                                                   return std::find(ids.begin(), ids.end(),
+                                                                    m.value) != ids.end();
                                                }),
                                 g.members.end());
                 return Unit{};

@@ -11,7 +11,7 @@
 #include <string>
 
 #include "allot/json.hpp"
-#include "allot/scim_codec.hpp"
+#include "codec.hpp"
 #include "store.hpp"
 
 namespace allot::scimd {

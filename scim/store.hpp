@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "allot/scim_codec.hpp"
+#include "codec.hpp"
 #include "filter.hpp"
 
 namespace allot::scimd {

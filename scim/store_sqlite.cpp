@@ -441,7 +441,7 @@ public:
         auto uid = allocate(*c, "uid", u.uid, "user:" + u.user_name, ts);
         if (!uid) return uid.error();
         u.uid = uid.value();
-        if (u.gid == 0 || !exists(*c, "SELECT 1 FROM grp WHERE gid = ?", int64_t{u.gid})) {
+        if (!u.gid || !exists(*c, "SELECT 1 FROM grp WHERE gid = ?", *u.gid)) {
             auto gid = allocate(*c, "gid", u.gid, "user:" + u.user_name, ts);
             if (!gid) return gid.error();
             u.gid = gid.value();
@@ -454,8 +454,8 @@ public:
             "shell,ssh_keys,created,modified,version) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
         if (!ins) return internal(c->errmsg());
         ins.bind(1, u.id).bind(2, u.user_name).bind(3, u.external_id).bind(4, u.display_name);
-        ins.bind(5, int64_t{u.active}).bind(6, emails_json(u.emails)).bind(7, int64_t{u.uid});
-        ins.bind(8, int64_t{u.gid}).bind(9, u.home).bind(10, u.shell);
+        ins.bind(5, int64_t{u.active}).bind(6, emails_json(u.emails)).bind(7, *u.uid);
+        ins.bind(8, *u.gid).bind(9, u.home).bind(10, u.shell);
         ins.bind(11, strings_json(u.ssh_keys)).bind(12, ts).bind(13, ts).bind(14, int64_t{1});
         if (ins.step() != SQLITE_DONE) return internal(c->errmsg());
         if (!t.commit()) return internal(c->errmsg());
@@ -575,7 +575,7 @@ public:
         auto ins = c->prepare(
             "INSERT INTO grp(id,display_name,external_id,gid,created,modified,version) "
             "VALUES(?,?,?,?,?,?,1)");
-        ins.bind(1, g.id).bind(2, g.display_name).bind(3, g.external_id).bind(4, int64_t{g.gid});
+        ins.bind(1, g.id).bind(2, g.display_name).bind(3, g.external_id).bind(4, *g.gid);
         ins.bind(5, ts).bind(6, ts);
         if (ins.step() != SQLITE_DONE) return internal(c->errmsg());
         auto members = set_members(*c, g.id, g.members);
@@ -816,8 +816,8 @@ private:
     }
 
     // Hands out `wanted` (if given: must never have been used) or the next free number.
-    StoreResult<uint32_t> allocate(Conn& c, const char* kind, uint32_t wanted,
-                                   const std::string& owner, int64_t ts)
+    StoreResult<int64_t> allocate(Conn& c, const char* kind, std::optional<int64_t> wanted,
+                                  const std::string& owner, int64_t ts)
     {
         const bool is_uid = std::strcmp(kind, "uid") == 0;
         const uint32_t lo = is_uid ? range_.uid_min : range_.gid_min;
@@ -827,17 +827,17 @@ private:
             st.bind(1, std::string(kind)).bind(2, n);
             return st.step() == SQLITE_ROW;
         };
-        int64_t n = wanted;
-        if (wanted) {
-            if (wanted < lo || wanted > hi)
+        int64_t n = wanted.value_or(0);
+        if (n) {
+            if (n < lo || n > hi)
                 return StoreError{400, "invalidValue",
                                   std::string(is_uid ? "uidNumber " : "gidNumber ") +
-                                      std::to_string(wanted) + " is outside " + std::to_string(lo) +
+                                      std::to_string(n) + " is outside " + std::to_string(lo) +
                                       ".." + std::to_string(hi)};
             if (taken(n))
                 return StoreError{409, "uniqueness",
                                   std::string(is_uid ? "uidNumber " : "gidNumber ") +
-                                      std::to_string(wanted) +
+                                      std::to_string(n) +
                                       " was already allocated (ids are never reused)"};
         } else {
             auto st = c.prepare("SELECT next FROM sequences WHERE kind = ?");
@@ -858,7 +858,7 @@ private:
         auto ins = c.prepare("INSERT INTO id_alloc(kind,number,owner,allocated) VALUES(?,?,?,?)");
         ins.bind(1, std::string(kind)).bind(2, n).bind(3, owner).bind(4, ts);
         if (ins.step() != SQLITE_DONE) return internal(c.errmsg());
-        return static_cast<uint32_t>(n);
+        return n;
     }
 
     // Replaces the member set; unknown user ids are an error (RFC: invalidValue).
@@ -874,20 +874,22 @@ private:
             auto ins = c.prepare(
                 "INSERT OR IGNORE INTO members(group_rowid, user_rowid) SELECT g.rowid, u.rowid "
                 "FROM grp g, users u WHERE g.id = ? AND u.id = ?");
-            ins.bind(1, group_id).bind(2, m.id);
+            ins.bind(1, group_id).bind(2, m.value);
             if (ins.step() != SQLITE_DONE) return internal(c.errmsg());
             if (sqlite3_changes(c.db()) == 0) {
                 auto known = c.prepare("SELECT 1 FROM users WHERE id = ?");
-                known.bind(1, m.id);
+                known.bind(1, m.value);
                 if (known.step() != SQLITE_ROW)
-                    return StoreError{400, "invalidValue", "member '" + m.id + "' is not a user"};
+                    return StoreError{400, "invalidValue",
+                                      "member '" + m.value + "' is not a user"};
             }
         }
         auto names = c.prepare(
             "SELECT u.id, u.user_name FROM members m JOIN users u ON u.rowid = m.user_rowid "
             "WHERE m.group_rowid = (SELECT rowid FROM grp WHERE id = ?) ORDER BY u.user_name");
         names.bind(1, group_id);
-        while (names.step() == SQLITE_ROW) out.push_back({names.col_text(0), names.col_text(1)});
+        while (names.step() == SQLITE_ROW)
+            out.push_back({names.col_text(0), "User", names.col_text(1)});
         return out;
     }
 
@@ -949,8 +951,8 @@ private:
                                     json_string(e, "type").value_or(""),
                                     json_bool(e, "primary").value_or(false)});
             }
-            u.uid = static_cast<uint32_t>(st.col_int(6));
-            u.gid = static_cast<uint32_t>(st.col_int(7));
+            u.uid = st.col_int(6);
+            u.gid = st.col_int(7);
             u.home = st.col_text(8);
             u.shell = st.col_text(9);
             u.ssh_keys = strings_from_json(st.col_text(10));
@@ -995,7 +997,7 @@ private:
             g.id = st.col_text(0);
             g.display_name = st.col_text(1);
             g.external_id = st.col_text(2);
-            g.gid = static_cast<uint32_t>(st.col_int(3));
+            g.gid = st.col_int(3);
             g.created = st.col_int(4);
             g.modified = st.col_int(5);
             g.version = st.col_int(6);
@@ -1006,7 +1008,7 @@ private:
                 const cJSON* id = cJSON_GetArrayItem(m, 0);
                 const cJSON* name = cJSON_GetArrayItem(m, 1);
                 if (cJSON_IsString(id) && cJSON_IsString(name))
-                    g.members.push_back({id->valuestring, name->valuestring});
+                    g.members.push_back({id->valuestring, "User", name->valuestring});
             }
             out.push_back(std::move(g));
         }

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "allot/result.hpp"
-#include "allot/scim_codec.hpp"
+#include "codec.hpp"
 
 namespace allot::scimd {
 

@@ -1,4 +1,4 @@
-// scim_client.hpp - the SCIM 2.0 client model: parsing, paging and validation.
+// scim_client.hpp - the SCIM 2.0 client: parsing, paging and validation.
 //
 // allot-syncd pulls Users and Groups from the identity source with this code;
 // allot-keys reuses it for its live lookup. Everything here is pure: the only
@@ -21,42 +21,11 @@
 #include "allot/identity.hpp"
 #include "allot/identity_validate.hpp"
 #include "allot/result.hpp"
+#include "allot/scim_model.hpp"
 
 namespace allot {
 
-inline constexpr const char* kScimListResponse =
-    "urn:ietf:params:scim:api:messages:2.0:ListResponse";
-inline constexpr const char* kScimErrorSchema = "urn:ietf:params:scim:api:messages:2.0:Error";
 inline constexpr size_t kScimMaxBody = 10u << 20;  // one page larger than this is an error
-
-// A User as the source sent it (only type-checked, not yet validated).
-struct ScimUser {
-    std::string id;
-    std::string user_name;
-    std::string display_name;
-    bool active = true;
-    bool has_extension = false;  // the POSIX extension object was present
-    std::optional<int64_t> uid;
-    std::optional<int64_t> gid;
-    std::string home;
-    std::string shell;
-    std::vector<std::string> ssh_keys;
-    std::string type_error;  // non-empty: a field had the wrong JSON type
-};
-
-struct ScimMember {
-    std::string value;    // id of the member resource
-    std::string type;     // "User", "Group" or empty
-    std::string display;  // informational
-};
-
-struct ScimGroup {
-    std::string id;
-    std::string display_name;
-    std::optional<int64_t> gid;  // gidNumber, top level or in an extension
-    std::vector<ScimMember> members;
-    std::string type_error;
-};
 
 template <typename T>
 struct ScimPage {
@@ -70,8 +39,9 @@ struct ScimPage {
 // Parses a ListResponse of Users / Groups. Fails on malformed JSON, a body
 // over kScimMaxBody, a SCIM error body, or a list without "Resources" when
 // totalResults says there are some.
-Result<ScimPage<ScimUser>> parse_user_page(std::string_view body, const std::string& ext_schema);
-Result<ScimPage<ScimGroup>> parse_group_page(std::string_view body, const std::string& ext_schema);
+Result<ScimPage<scim::User>> parse_user_page(std::string_view body, const std::string& ext_schema);
+Result<ScimPage<scim::Group>> parse_group_page(std::string_view body,
+                                               const std::string& ext_schema);
 
 // ---- HTTP -----------------------------------------------------------------
 
@@ -118,8 +88,8 @@ struct ScimFetchOptions {
 };
 
 struct ScimDirectory {
-    std::vector<ScimUser> users;
-    std::vector<ScimGroup> groups;
+    std::vector<scim::User> users;
+    std::vector<scim::Group> groups;
     uint32_t requests = 0;
     uint32_t retries = 0;
 };
@@ -133,8 +103,8 @@ std::string url_encode(std::string_view value);
 Result<ScimDirectory> fetch_directory(HttpClient& http, const ScimFetchOptions& options);
 
 // One user by userName (filter=userName eq "x"), for allot-keys.
-Result<std::optional<ScimUser>> fetch_user(HttpClient& http, const ScimFetchOptions& options,
-                                           const std::string& user_name);
+Result<std::optional<scim::User>> fetch_user(HttpClient& http, const ScimFetchOptions& options,
+                                             const std::string& user_name);
 
 // ---- validation -----------------------------------------------------------
 

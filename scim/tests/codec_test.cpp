@@ -1,7 +1,7 @@
 // scim_codec_test.cpp - the SCIM User/Group codec against the docs/scimd.md fixtures.
 #include <gtest/gtest.h>
 
-#include "allot/scim_codec.hpp"
+#include "codec.hpp"
 
 using namespace allot;
 using namespace allot::scim;

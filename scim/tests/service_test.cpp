@@ -284,7 +284,7 @@ TEST_F(ServiceTest, PutKeepsIds)
     const std::string id = create_user(
         "carol",
         R"(,"urn:ietf:params:scim:schemas:extension:allot:2.0:PosixUser":{"loginShell":"/bin/zsh"})");
-    const uint32_t uid = store->get_user(id).value().uid;
+    const auto uid = store->get_user(id).value().uid;
     auto r = call("PUT", "/scim/v2/Users/" + id, R"({"userName":"carol","displayName":"C"})");
     ASSERT_EQ(r.status, 200) << r.body;
     EXPECT_EQ(store->get_user(id).value().uid, uid);
@@ -306,7 +306,7 @@ TEST_F(ServiceTest, GroupMembershipPatches)
     auto members = [&] {
         std::vector<std::string> out;
         auto grp = store->get_group(g);
-        for (auto& m : grp.value().members) out.push_back(m.name);
+        for (auto& m : grp.value().members) out.push_back(m.display);
         return out;
     };
     const std::string po =

@@ -61,16 +61,16 @@ protected:
 TEST_F(StoreTest, AllocatesIdsOnceAndNeverReuses)
 {
     auto a = add("alice");
-    EXPECT_EQ(a.uid, 10000u);
-    EXPECT_EQ(a.gid, 20000u);  // private group id from the gid sequence
+    EXPECT_EQ(a.uid, 10000);
+    EXPECT_EQ(a.gid, 20000);  // private group id from the gid sequence
     EXPECT_EQ(a.version, 1);
     EXPECT_EQ(a.id.size(), 36u);
     auto b = add("bob");
-    EXPECT_EQ(b.uid, 10001u);
+    EXPECT_EQ(b.uid, 10001);
     ASSERT_TRUE(store->delete_user(b.id));
     // Recreating the same name gets a new uid: quotas are accounted by UID.
     auto b2 = add("bob");
-    EXPECT_EQ(b2.uid, 10002u);
+    EXPECT_EQ(b2.uid, 10002);
     // The freed number cannot be claimed explicitly either.
     scim::User c = user("carol");
     c.uid = 10001;
@@ -79,11 +79,11 @@ TEST_F(StoreTest, AllocatesIdsOnceAndNeverReuses)
     EXPECT_EQ(rc.error().status, 409);
     // Survives a restart (the ledger is in the file).
     reopen();
-    EXPECT_EQ(add("dave").uid, 10003u);
+    EXPECT_EQ(add("dave").uid, 10003);
     // Explicit, never-used, in range: accepted; the sequence skips it later.
     c.uid = 10004;
     ASSERT_TRUE(store->create_user(c));
-    EXPECT_EQ(add("erin").uid, 10005u);
+    EXPECT_EQ(add("erin").uid, 10005);
     // Out of range.
     scim::User x = user("xavier");
     x.uid = 5;
@@ -99,12 +99,12 @@ TEST_F(StoreTest, UpdatesNeverChangeIds)
 {
     auto a = add("alice");
     scim::User next = a;
-    next.uid = a.uid + 1;
+    next.uid = *a.uid + 1;
     auto r = store->replace_user(a.id, next, 0);
     ASSERT_FALSE(r);
     EXPECT_EQ(r.error().scim_type, "mutability");
-    next.uid = 0;  // "keep"
-    next.gid = 0;
+    next.uid.reset();  // "keep"
+    next.gid.reset();
     next.shell = "/bin/zsh";
     auto ok = store->replace_user(a.id, next, a.version);
     ASSERT_TRUE(ok);
@@ -127,18 +127,18 @@ TEST_F(StoreTest, GroupsAndMembers)
     auto b = add("bob");
     scim::Group g;
     g.display_name = "team-a";
-    g.members = {{b.id, ""}, {a.id, ""}, {a.id, ""}};
+    g.members = {{b.id, "User", ""}, {a.id, "User", ""}, {a.id, "User", ""}};
     auto made = store->create_group(g);
     ASSERT_TRUE(made) << made.error().detail;
-    EXPECT_EQ(made.value().gid, 20002u);  // after the two private gids
+    EXPECT_EQ(made.value().gid, 20002);  // after the two private gids
     ASSERT_EQ(made.value().members.size(), 2u);
-    EXPECT_EQ(made.value().members[0].name, "alice");  // sorted by userName
+    EXPECT_EQ(made.value().members[0].display, "alice");  // sorted by userName
     auto alice = store->get_user(a.id);
     ASSERT_EQ(alice.value().groups.size(), 1u);
     EXPECT_EQ(alice.value().groups[0].name, "team-a");
     // Unknown member ids are refused and nothing changes.
     scim::Group bad = made.value();
-    bad.members.push_back({"no-such-user", ""});
+    bad.members.push_back({"no-such-user", "User", ""});
     EXPECT_EQ(store->replace_group(made.value().id, bad, 0).error().scim_type, "invalidValue");
     EXPECT_EQ(store->get_group(made.value().id).value().members.size(), 2u);
     // Deleting a user removes the membership.
@@ -148,7 +148,7 @@ TEST_F(StoreTest, GroupsAndMembers)
     ASSERT_TRUE(store->delete_group(made.value().id));
     scim::Group again;
     again.display_name = "team-a";
-    EXPECT_EQ(store->create_group(again).value().gid, 20003u);
+    EXPECT_EQ(store->create_group(again).value().gid, 20003);
     again.gid = 20002;
     again.display_name = "team-b";
     EXPECT_EQ(store->create_group(again).error().status, 409);
@@ -164,7 +164,7 @@ TEST_F(StoreTest, FiltersCompileToSql)
     ASSERT_TRUE(store->create_user(e));
     scim::Group g;
     g.display_name = "team-a";
-    g.members = {{store->get_user_by_name("bob").value().id, ""}};
+    g.members = {{store->get_user_by_name("bob").value().id, "User", ""}};
     ASSERT_TRUE(store->create_group(g));
 
     using V = std::vector<std::string>;
