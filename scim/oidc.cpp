@@ -165,26 +165,55 @@ Result<std::string> mint_id_token(const SigningKey& key, const TokenPolicy& poli
     cJSON_AddNumberToObject(claims.get(), "nbf", static_cast<double>(now));
     cJSON_AddNumberToObject(claims.get(), "exp", static_cast<double>(now + lifetime));
     cJSON_AddStringToObject(claims.get(), "preferred_username", user.user_name.c_str());
-    cJSON_AddNumberToObject(claims.get(), "uid_number",
-                            static_cast<double>(user.uid.value_or(0)));
+    cJSON_AddNumberToObject(claims.get(), "uid_number", static_cast<double>(user.uid.value_or(0)));
     cJSON* groups = cJSON_AddArrayToObject(claims.get(), "groups");
     for (const auto& g : token_groups(user, policy))
         cJSON_AddItemToArray(groups, cJSON_CreateString(g.c_str()));
     return jwt_sign(key, claims.get());
 }
 
-bool ReplayCache::insert(const std::string& key, int64_t expires, int64_t now)
+namespace {
+
+void drop_expired(std::map<std::string, int64_t>& slots, int64_t now)
+{
+    for (auto i = slots.begin(); i != slots.end();)
+        i = i->second <= now ? slots.erase(i) : std::next(i);
+}
+
+}  // namespace
+
+ReplayCache::Verdict ReplayCache::insert(uint32_t uid, const std::string& key, int64_t expires,
+                                         int64_t now)
 {
     std::lock_guard<std::mutex> lock(mu_);
-    auto it = seen_.find(key);
-    if (it != seen_.end() && it->second > now) return false;
-    if (seen_.size() >= capacity_) {
-        for (auto i = seen_.begin(); i != seen_.end();)
-            i = i->second <= now ? seen_.erase(i) : std::next(i);
-        if (seen_.size() >= capacity_) return false;  // fail closed under a flood
+    // Uids that stopped exchanging would keep their expired entries; every so
+    // often drop them all, so memory follows the live entries.
+    if (++inserts_ % 4096 == 0) sweep(now);
+    Slots& slots = by_uid_[uid];
+    auto it = slots.find(key);
+    if (it != slots.end() && it->second > now) return Verdict::Replayed;
+    if (slots.size() >= per_uid_) {
+        drop_expired(slots, now);
+        if (slots.size() >= per_uid_) return Verdict::Full;  // fail closed, for this uid only
     }
-    seen_[key] = expires;
-    return true;
+    slots[key] = expires;
+    return Verdict::Fresh;
+}
+
+size_t ReplayCache::size() const
+{
+    std::lock_guard<std::mutex> lock(mu_);
+    size_t n = 0;
+    for (const auto& [uid, slots] : by_uid_) n += slots.size();
+    return n;
+}
+
+void ReplayCache::sweep(int64_t now)
+{
+    for (auto u = by_uid_.begin(); u != by_uid_.end();) {
+        drop_expired(u->second, now);
+        u = u->second.empty() ? by_uid_.erase(u) : std::next(u);
+    }
 }
 
 }  // namespace allot::scimd

@@ -49,17 +49,29 @@ std::vector<std::string> token_groups(const scim::User& user, const TokenPolicy&
 Result<std::string> mint_id_token(const SigningKey& key, const TokenPolicy& policy,
                                   const scim::User& user, int64_t now, int64_t lifetime);
 
-// Remembers credentials already exchanged until they expire (bounded).
+// Remembers exchanged MUNGE credentials until they could no longer be accepted
+// anyway (encode time + the accepted age), so a captured credential cannot be
+// traded twice even across a munged restart. The caller has already found the
+// credential's uid in the directory, and slots are bounded per uid: a uid's
+// flood only ever refuses that same uid's credentials, and outsiders (uids the
+// directory does not know) never reach the cache.
 class ReplayCache {
 public:
-    explicit ReplayCache(size_t capacity = 100000) : capacity_(capacity) {}
-    // false if `key` was seen and has not expired, or the cache is full of live entries.
-    bool insert(const std::string& key, int64_t expires, int64_t now);
+    enum class Verdict { Fresh, Replayed, Full };
+    explicit ReplayCache(size_t slots_per_uid = 256) : per_uid_(slots_per_uid) {}
+    // Fresh: remembered until `expires`. Replayed: `key` is live already.
+    // Full: this uid holds slots_per_uid live entries.
+    Verdict insert(uint32_t uid, const std::string& key, int64_t expires, int64_t now);
+    size_t size() const;  // live or not yet swept entries, all uids
 
 private:
-    std::mutex mu_;
-    size_t capacity_;
-    std::map<std::string, int64_t> seen_;
+    using Slots = std::map<std::string, int64_t>;
+    void sweep(int64_t now);
+
+    mutable std::mutex mu_;
+    size_t per_uid_;
+    uint64_t inserts_ = 0;
+    std::map<uint32_t, Slots> by_uid_;
 };
 
 }  // namespace allot::scimd

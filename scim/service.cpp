@@ -682,12 +682,6 @@ HttpResponse Service::token(const HttpRequest& r)
         return refuse("invalid_grant", "credential is from the future");
     if (now - c.value().encode_time > o_.munge_max_age)
         return refuse("invalid_grant", "credential is stale");
-    // munged rejects a replay to the same daemon; this also covers a restarted munged.
-    if (!replay_.insert(hex(sha256(cred)),
-                        c.value().encode_time + std::max<int64_t>(c.value().ttl, o_.munge_max_age) +
-                            o_.munge_max_skew,
-                        now))
-        return refuse("invalid_grant", "credential already used");
     auto user = store_.get_user_by_uid(c.value().uid);
     if (!user) {
         if (user.error().status != 404)
@@ -696,6 +690,14 @@ HttpResponse Service::token(const HttpRequest& r)
                       "uid " + std::to_string(c.value().uid) + " is not in the directory");
     }
     if (!user.value().active) return refuse("invalid_grant", "account is disabled");
+    // munged rejects a replay to the same daemon; this also covers a restarted munged.
+    // Only a directory uid takes a slot, and only until the credential turns stale.
+    const auto seen = replay_.insert(c.value().uid, hex(sha256(cred)),
+                                     c.value().encode_time + o_.munge_max_age + 1, now);
+    if (seen == ReplayCache::Verdict::Replayed)
+        return refuse("invalid_grant", "credential already used");
+    if (seen == ReplayCache::Verdict::Full)
+        return refuse("invalid_grant", "too many token exchanges for this uid; retry later");
     auto k = keys();
     auto jwt = mint_id_token(k->signer(), o_.token, user.value(), now, o_.token.lifetime);
     if (!jwt) return oauth_error(500, "server_error", jwt.error().message);
