@@ -18,15 +18,11 @@
 #include <random>
 
 #include "allot/config.hpp"
-#include "sync_engine.hpp"
 #include "curl_http.hpp"
-#include "slurmdb_store.hpp"
-#include "syncd_support.hpp"
-
-#if __has_include("allot/identity_cache.hpp")
 #include "identity_cache_publisher.hpp"
-#define ALLOT_HAVE_IDENTITY_CACHE 1
-#endif
+#include "slurmdb_store.hpp"
+#include "sync_engine.hpp"
+#include "syncd_support.hpp"
 
 using namespace allot;
 using allot::syncd::Level;
@@ -47,7 +43,7 @@ enum Exit {
 struct Options {
     std::string config = kDefaultConfigPath;
     bool plan = false, once = false, force = false, adopt = false;
-    bool accounting = true, caches = true, check_config = false, skip_nss = false;
+    bool accounting = true, caches = true, check_config = false;
     std::string lock_file, state_file, metrics_file, cluster;
     bool use_syslog = false;
     Level level = Level::Info;
@@ -71,8 +67,6 @@ void usage(FILE* out)
             "      --syslog          log to syslog instead of stderr\n"
             "  -v, --verbose         debug logging;  -q, --quiet: warnings and errors only\n"
             "      --check-config    validate the configuration and exit\n"
-            "      --skip-nss-check  write associations for users that do not resolve here\n"
-            "                        (tests and benchmarks only)\n"
             "  -h, --help\n",
             kDefaultConfigPath);
 }
@@ -92,19 +86,6 @@ double now()
     return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch())
         .count();
 }
-
-class AnyUser : public UserResolver {
-public:
-    bool resolves(const std::string&, uint32_t) override { return true; }
-};
-
-class NoCaches : public CachePublisher {
-public:
-    Result<bool> publish(const ValidatedDirectory&) override
-    {
-        return make_error("this build has no identity cache writer (lib/allot/identity_cache.hpp)");
-    }
-};
 
 int run_cycle(const Options& opt, const Config& cfg, syncd::Metrics& metrics)
 {
@@ -136,14 +117,8 @@ int run_cycle(const Options& opt, const Config& cfg, syncd::Metrics& metrics)
     std::unique_ptr<AccountingStore> store;
     if (opt.accounting)
         store.reset(new SlurmdbStore(opt.cluster.empty() ? cfg.cluster.name : opt.cluster));
-#ifdef ALLOT_HAVE_IDENTITY_CACHE
     syncd::IdentityCachePublisher caches(cfg.identity.cache_dir);
-#else
-    NoCaches caches;
-#endif
-    syncd::NssResolver nss;
-    AnyUser any;
-    UserResolver& resolver = opt.skip_nss ? static_cast<UserResolver&>(any) : nss;
+    syncd::NssResolver resolver;
 
     const std::string state_file =
         opt.state_file.empty() ? cfg.identity.cache_dir + "/syncd.state" : opt.state_file;
@@ -154,11 +129,6 @@ int run_cycle(const Options& opt, const Config& cfg, syncd::Metrics& metrics)
     so.adopt = opt.adopt;
     so.accounting = opt.accounting;
     so.caches = opt.caches;
-#ifndef ALLOT_HAVE_IDENTITY_CACHE
-    if (so.caches)
-        log(Level::Warning, "built without the identity cache writer; caches not published");
-    so.caches = false;
-#endif
     so.max_removals = cfg.identity.max_removals;
     so.last_applied = &last_applied;
 
@@ -171,9 +141,7 @@ int run_cycle(const Options& opt, const Config& cfg, syncd::Metrics& metrics)
     metrics.users = rep.directory.users.size();
     metrics.groups = rep.directory.groups.size();
     metrics.last_changes = rep.plan.changes.size();
-    metrics.held = 0;
-    for (const auto& n : rep.plan.notes)
-        metrics.held += n.find("does not resolve") != std::string::npos;
+    metrics.held = rep.plan.held_users.size();
 
     if (opt.plan) {
         size_t add = 0, mod = 0, rm = 0;
@@ -247,8 +215,7 @@ int main(int argc, char** argv)
         kState,
         kMetrics,
         kSyslog,
-        kCheck,
-        kSkipNss
+        kCheck
     };
     static const option longopts[] = {{"config", required_argument, nullptr, 'c'},
                                       {"plan", no_argument, nullptr, kPlan},
@@ -265,7 +232,6 @@ int main(int argc, char** argv)
                                       {"verbose", no_argument, nullptr, 'v'},
                                       {"quiet", no_argument, nullptr, 'q'},
                                       {"check-config", no_argument, nullptr, kCheck},
-                                      {"skip-nss-check", no_argument, nullptr, kSkipNss},
                                       {"help", no_argument, nullptr, 'h'},
                                       {nullptr, 0, nullptr, 0}};
     int ch;
@@ -286,7 +252,6 @@ int main(int argc, char** argv)
             case 'v': opt.level = Level::Debug; break;
             case 'q': opt.level = Level::Warning; break;
             case kCheck: opt.check_config = true; break;
-            case kSkipNss: opt.skip_nss = true; break;
             case 'h': usage(stdout); return kOk;
             default: usage(stderr); return kUsage;
         }

@@ -1,9 +1,8 @@
 // identity_cache_publisher.hpp - CachePublisher over the node engineer's
 // identity cache writer (lib/allot/identity_cache.hpp): allot-syncd never
-// writes a cache format of its own. Compiled in only when that writer exists.
+// writes a cache format of its own.
 #pragma once
 
-#if __has_include("allot/identity_cache.hpp")
 #include <string>
 
 #include "allot/identity_cache.hpp"
@@ -24,4 +23,3 @@ private:
 };
 
 }  // namespace allot::syncd
-#endif

@@ -88,65 +88,125 @@ bool is_managed(const AccountSpec& a)
     return a.organization == kManagedMarker;
 }
 
-AccountingState desired_state(const Config& config, const ValidatedDirectory& dir,
-                              std::vector<std::string>& notes)
-{
-    AccountingState st;
-    const auto& tiers = config.tiers;
-    const std::string marker = kManagedMarker;
+namespace {
 
+QosSpec spot_qos(const TiersConfig& tiers)
+{
     QosSpec spot;
     spot.name = tiers.spot.qos;
-    spot.description = marker + ": spot tier";
+    spot.description = std::string(kManagedMarker) + ": spot tier";
     spot.max_wall_minutes = tiers.spot.max_minutes;
     spot.priority = tiers.spot.priority;
     spot.requeue = true;
     spot.grace_seconds = tiers.spot.grace_seconds;
-    st.qos[spot.name] = spot;
+    return spot;
+}
 
+QosSpec general_qos(const TiersConfig& tiers)
+{
     QosSpec general;
     general.name = tiers.general.qos;
-    general.description = marker + ": general tier";
+    general.description = std::string(kManagedMarker) + ": general tier";
     general.grp_tres["gres/gpu"] = tiers.general.pool_gpus;
     general.max_tres_pa["gres/gpu"] = tiers.general.per_team_gpus;
     general.max_wall_minutes = tiers.general.max_minutes;
     general.priority = tiers.general.priority;
-    general.preempt = {spot.name};
-    st.qos[general.name] = general;
+    general.preempt = {tiers.spot.qos};
+    return general;
+}
 
+std::string project_qos_name(const TeamConfig& t)
+{
+    return t.qos.empty() ? t.account : t.qos;
+}
+
+QosSpec project_qos(const Config& config, const TeamConfig& t)
+{
+    QosSpec q;
+    q.name = project_qos_name(t);
+    q.description = std::string(kManagedMarker) + ": project QOS of " + t.account;
+    q.grp_tres["gres/gpu"] = t.gpus;
+    if (config.cluster.cpus_per_gpu)
+        q.grp_tres["cpu"] = uint64_t(t.gpus) * config.cluster.cpus_per_gpu;
+    if (config.cluster.mem_per_gpu_mb)
+        q.grp_tres["mem"] = uint64_t(t.gpus) * config.cluster.mem_per_gpu_mb;
+    q.max_wall_minutes = config.tiers.project.max_minutes;
+    q.priority = config.tiers.project.priority;
+    q.preempt = {config.tiers.spot.qos};
+    return q;
+}
+
+AccountSpec team_account(const TeamConfig& t)
+{
+    AccountSpec a;
+    a.name = t.account;
+    a.description = t.description.empty() ? "team " + t.group : t.description;
+    a.organization = kManagedMarker;
+    return a;
+}
+
+// The zero-GPU landing account of users in no team.
+AccountSpec default_account(const Config& config)
+{
     AccountSpec def;
     def.name = config.cluster.default_account;
     def.description = "users in no team (0 GPUs)";
-    def.organization = marker;
+    def.organization = kManagedMarker;
     def.grp_tres["gres/gpu"] = 0;
+    return def;
+}
+
+// A user's associations: one per team (the first in config order is the
+// DefaultAccount), or the default account with the opt-in tiers only (its
+// GrpTRES=gres/gpu=0 keeps GPUs away).
+void add_user(const Config& config, const PosixUser& u, const std::vector<const TeamConfig*>* teams,
+              AccountingState& st)
+{
+    const std::string& general = config.tiers.general.qos;
+    const std::string& spot = config.tiers.spot.qos;
+    UserSpec us;
+    us.name = u.name;
+    if (!teams) {
+        us.default_account = config.cluster.default_account;
+        AssocSpec as;
+        as.user = u.name;
+        as.account = us.default_account;
+        as.qos = {general, spot};
+        as.default_qos = general;
+        st.assocs[{u.name, as.account}] = as;
+    } else {
+        us.default_account = teams->front()->account;
+        for (const TeamConfig* t : *teams) {
+            AssocSpec as;
+            as.user = u.name;
+            as.account = t->account;
+            as.qos = {project_qos_name(*t), general, spot};
+            as.default_qos = project_qos_name(*t);
+            st.assocs[{u.name, t->account}] = as;
+        }
+    }
+    st.users[u.name] = us;
+}
+
+}  // namespace
+
+AccountingState desired_state(const Config& config, const ValidatedDirectory& dir,
+                              std::vector<std::string>& notes)
+{
+    AccountingState st;
+    for (QosSpec q : {spot_qos(config.tiers), general_qos(config.tiers)}) st.qos[q.name] = q;
+    const AccountSpec def = default_account(config);
     st.accounts[def.name] = def;
 
     std::unordered_map<std::string, const PosixGroup*> groups;
     for (const auto& g : dir.groups) groups[g.name] = &g;
 
-    // user → accounts in config order (the first is the DefaultAccount).
+    // user → teams in config order.
     std::map<std::string, std::vector<const TeamConfig*>> teams_of;
     for (const TeamConfig& t : config.teams) {
-        const std::string qos_name = t.qos.empty() ? t.account : t.qos;
-        QosSpec q;
-        q.name = qos_name;
-        q.description = marker + ": project QOS of " + t.account;
-        q.grp_tres["gres/gpu"] = t.gpus;
-        if (config.cluster.cpus_per_gpu)
-            q.grp_tres["cpu"] = uint64_t(t.gpus) * config.cluster.cpus_per_gpu;
-        if (config.cluster.mem_per_gpu_mb)
-            q.grp_tres["mem"] = uint64_t(t.gpus) * config.cluster.mem_per_gpu_mb;
-        q.max_wall_minutes = tiers.project.max_minutes;
-        q.priority = tiers.project.priority;
-        q.preempt = {spot.name};
+        const QosSpec q = project_qos(config, t);
         st.qos[q.name] = q;
-
-        AccountSpec a;
-        a.name = t.account;
-        a.description = t.description.empty() ? "team " + t.group : t.description;
-        a.organization = marker;
-        st.accounts[a.name] = a;
-
+        st.accounts[t.account] = team_account(t);
         auto g = groups.find(t.group);
         if (g == groups.end()) {
             notes.push_back("team " + t.account + ": SCIM group '" + t.group +
@@ -155,33 +215,9 @@ AccountingState desired_state(const Config& config, const ValidatedDirectory& di
         }
         for (const auto& m : g->second->members) teams_of[m].push_back(&t);
     }
-
     for (const PosixUser& u : dir.users) {
-        UserSpec us;
-        us.name = u.name;
         auto it = teams_of.find(u.name);
-        if (it == teams_of.end()) {
-            us.default_account = def.name;
-            AssocSpec as;
-            as.user = u.name;
-            as.account = def.name;
-            // Opt-in tiers only; the account's GrpTRES=gres/gpu=0 keeps GPUs away.
-            as.qos = {general.name, spot.name};
-            as.default_qos = general.name;
-            st.assocs[{u.name, def.name}] = as;
-        } else {
-            us.default_account = it->second.front()->account;
-            for (const TeamConfig* t : it->second) {
-                AssocSpec as;
-                as.user = u.name;
-                as.account = t->account;
-                const std::string project = t->qos.empty() ? t->account : t->qos;
-                as.qos = {project, general.name, spot.name};
-                as.default_qos = project;
-                st.assocs[{u.name, t->account}] = as;
-            }
-        }
-        st.users[u.name] = us;
+        add_user(config, u, it == teams_of.end() ? nullptr : &it->second, st);
     }
     return st;
 }
@@ -218,207 +254,298 @@ std::map<std::string, std::string> applied_state(const AccountingState& d)
     return out;
 }
 
+namespace {
+
+// make_plan's steps, in the order they run. Each collects the changes of one
+// kind; assemble() puts them in apply order (adds parents first, removals
+// children first).
+class PlanBuilder {
+public:
+    PlanBuilder(const AccountingState& desired, const AccountingState& current,
+                const PlanOptions& opt)
+        : desired_(desired), current_(current), opt_(opt)
+    {
+        for (const auto& [n, a] : current_.accounts)
+            if (is_managed(a)) managed_now_.insert(n);
+    }
+
+    Plan build()
+    {
+        plan_qos();
+        plan_accounts();
+        plan_wanted_assocs();
+        plan_users();
+        plan_unwanted_assocs();
+        plan_user_moves_and_removals();
+        plan_account_removals();
+        plan_qos_removals();
+        return assemble();
+    }
+
+private:
+    const AccountingState& desired_;
+    const AccountingState& current_;
+    const PlanOptions& opt_;
+    Plan plan_;
+    std::vector<Change> qos_add_, acct_add_, user_add_, assoc_add_, user_mod_, assoc_rm_, user_rm_,
+        acct_rm_, qos_rm_;
+    std::set<std::string> owned_accounts_;     // accounts allot may write into (after this plan)
+    std::set<std::string> managed_now_;        // currently owned accounts (removal candidates)
+    std::map<std::string, size_t> remaining_;  // user → associations left after this plan
+
+    bool held(const std::string& user) const { return opt_.held_users.count(user) > 0; }
+
+    // An owned object whose settings differ from what allot last applied,
+    // while allot's wish is unchanged: someone else changed it.
+    bool drift_of(const std::string& key, const std::string& desired_text) const
+    {
+        if (!opt_.last_applied) return false;
+        auto it = opt_.last_applied->find(key);
+        return it != opt_.last_applied->end() && it->second == desired_text;
+    }
+
+    void plan_qos()
+    {
+        // Spot first, so Preempt= of the others can name it.
+        std::vector<const QosSpec*> order;
+        for (const auto& [n, q] : desired_.qos)
+            if (q.requeue)
+                order.insert(order.begin(), &q);
+            else
+                order.push_back(&q);
+        for (const QosSpec* q : order) {
+            auto cur = current_.qos.find(q->name);
+            Change c;
+            c.kind = ChangeKind::Qos;
+            c.key = q->name;
+            c.qos = *q;
+            if (cur == current_.qos.end()) {
+                c.op = ChangeOp::Add;
+                c.detail = q->describe();
+                qos_add_.push_back(c);
+            } else if (!is_managed(cur->second) && !opt_.adopt) {
+                plan_.notes.push_back(
+                    "qos " + q->name +
+                    " exists and is not allot-managed; left alone (use --adopt to take it over)");
+            } else if (!cur->second.same_settings(*q)) {
+                c.op = ChangeOp::Modify;
+                c.detail = cur->second.describe() + " -> " + q->describe();
+                c.drift = is_managed(cur->second) && drift_of("qos " + q->name, q->describe());
+                qos_add_.push_back(c);
+            }
+        }
+    }
+
+    void plan_accounts()
+    {
+        for (const auto& [n, a] : desired_.accounts) {
+            auto cur = current_.accounts.find(n);
+            Change c;
+            c.kind = ChangeKind::Account;
+            c.key = n;
+            c.account = a;
+            if (cur == current_.accounts.end()) {
+                c.op = ChangeOp::Add;
+                c.detail = a.describe();
+                acct_add_.push_back(c);
+                owned_accounts_.insert(n);
+            } else if (!is_managed(cur->second) && !opt_.adopt) {
+                plan_.notes.push_back(
+                    "account " + n +
+                    " exists and is not allot-managed; left alone with its members "
+                    "(use --adopt to take it over)");
+            } else {
+                owned_accounts_.insert(n);
+                if (!cur->second.same_settings(a)) {
+                    c.op = ChangeOp::Modify;
+                    c.detail = cur->second.describe() + " -> " + a.describe();
+                    c.drift = is_managed(cur->second) && drift_of("account " + n, a.describe());
+                    acct_add_.push_back(c);
+                }
+            }
+        }
+    }
+
+    // Associations wanted, for users that resolve here.
+    void plan_wanted_assocs()
+    {
+        for (const auto& [k, a] : desired_.assocs) {
+            if (held(a.user) || !owned_accounts_.count(a.account)) continue;
+            auto cur = current_.assocs.find(k);
+            Change c;
+            c.kind = ChangeKind::Assoc;
+            c.key = assoc_key(a.user, a.account);
+            c.assoc = a;
+            if (auto du = desired_.users.find(a.user); du != desired_.users.end())
+                c.user = du->second;
+            if (cur == current_.assocs.end()) {
+                c.op = ChangeOp::Add;
+                c.detail = a.describe();
+                assoc_add_.push_back(c);
+            } else if (!cur->second.same_settings(a)) {
+                c.op = ChangeOp::Modify;
+                c.detail = cur->second.describe() + " -> " + a.describe();
+                c.drift = drift_of("assoc " + c.key, a.describe());
+                assoc_add_.push_back(c);
+            }
+        }
+    }
+
+    void plan_users()
+    {
+        for (const auto& [n, u] : desired_.users) {
+            if (held(n)) {
+                plan_.held_users.push_back(n);
+                plan_.notes.push_back("user " + n +
+                                      " does not resolve on this host yet (NSS); held");
+                continue;
+            }
+            if (!owned_accounts_.count(u.default_account)) continue;
+            auto cur = current_.users.find(n);
+            Change c;
+            c.kind = ChangeKind::User;
+            c.key = n;
+            c.user = u;
+            if (cur == current_.users.end()) {
+                c.op = ChangeOp::Add;
+                c.detail = "DefaultAccount=" + u.default_account;
+                user_add_.push_back(c);
+            } else if (cur->second.default_account != u.default_account) {
+                c.op = ChangeOp::Modify;
+                c.detail =
+                    "DefaultAccount=" + cur->second.default_account + " -> " + u.default_account;
+                user_mod_.push_back(c);
+            }
+        }
+    }
+
+    // Associations in owned accounts that are not wanted any more.
+    void plan_unwanted_assocs()
+    {
+        for (const auto& [k, a] : current_.assocs) ++remaining_[k.first];
+        for (const auto& [k, a] : desired_.assocs)
+            if (!current_.assocs.count(k) && !held(a.user) && owned_accounts_.count(a.account))
+                ++remaining_[k.first];
+        for (const auto& [k, a] : current_.assocs) {
+            if (!managed_now_.count(a.account) && !owned_accounts_.count(a.account)) continue;
+            if (desired_.assocs.count(k) && owned_accounts_.count(a.account)) continue;
+            if (held(a.user)) continue;
+            Change c;
+            c.op = ChangeOp::Remove;
+            c.kind = ChangeKind::Assoc;
+            c.key = assoc_key(a.user, a.account);
+            c.assoc = a;
+            assoc_rm_.push_back(c);
+            --remaining_[a.user];
+        }
+    }
+
+    bool assoc_removed(const std::string& user, const std::string& account) const
+    {
+        return std::any_of(assoc_rm_.begin(), assoc_rm_.end(), [&](const Change& c) {
+            return c.assoc.user == user && c.assoc.account == account;
+        });
+    }
+
+    // A user whose associations all go, and all in allot's accounts, goes too.
+    void plan_user_removal(const std::string& name, const UserSpec& u)
+    {
+        bool any = false, all_owned = true;
+        for (const auto& [k, a] : current_.assocs) {
+            if (k.first != name) continue;
+            any = true;
+            if (!managed_now_.count(a.account)) all_owned = false;
+        }
+        if (!any || !all_owned) return;
+        Change c;
+        c.op = ChangeOp::Remove;
+        c.kind = ChangeKind::User;
+        c.key = name;
+        c.user = u;
+        user_rm_.push_back(c);
+    }
+
+    // The account a user whose DefaultAccount goes away moves to: the desired
+    // default, else any association that stays. Empty: none.
+    std::string move_target(const std::string& name, const UserSpec& u) const
+    {
+        auto d = desired_.users.find(name);
+        if (d != desired_.users.end() && owned_accounts_.count(d->second.default_account))
+            return d->second.default_account;
+        for (const auto& [k, a] : current_.assocs)
+            if (k.first == name && k.second != u.default_account && !assoc_removed(name, k.second))
+                return k.second;
+        return {};
+    }
+
+    // A user whose DefaultAccount is going away moves first (Slurm refuses to
+    // remove the default association while others remain), and a user left
+    // without associations is removed (only users allot's accounts hold).
+    void plan_user_moves_and_removals()
+    {
+        std::set<std::string> moved;
+        for (const auto& c : user_mod_) moved.insert(c.key);
+        for (const auto& [n, u] : current_.users) {
+            if (held(n)) continue;
+            if (remaining_[n] == 0) {
+                plan_user_removal(n, u);
+                continue;
+            }
+            if (!assoc_removed(n, u.default_account) || moved.count(n)) continue;
+            const std::string target = move_target(n, u);
+            if (target.empty()) continue;
+            Change c;
+            c.op = ChangeOp::Modify;
+            c.kind = ChangeKind::User;
+            c.key = n;
+            c.user = u;
+            c.user.default_account = target;
+            c.detail = "DefaultAccount=" + u.default_account + " -> " + target;
+            user_mod_.push_back(c);
+        }
+    }
+
+    void plan_account_removals()
+    {
+        for (const auto& n : managed_now_) {
+            if (desired_.accounts.count(n)) continue;
+            Change c;
+            c.op = ChangeOp::Remove;
+            c.kind = ChangeKind::Account;
+            c.key = n;
+            c.account = current_.accounts.at(n);
+            acct_rm_.push_back(c);
+        }
+    }
+
+    void plan_qos_removals()
+    {
+        for (const auto& [n, q] : current_.qos) {
+            if (!is_managed(q) || desired_.qos.count(n)) continue;
+            Change c;
+            c.op = ChangeOp::Remove;
+            c.kind = ChangeKind::Qos;
+            c.key = n;
+            c.qos = q;
+            qos_rm_.push_back(c);
+        }
+    }
+
+    Plan assemble()
+    {
+        for (auto* group : {&qos_add_, &acct_add_, &user_add_, &assoc_add_, &user_mod_, &assoc_rm_,
+                            &user_rm_, &acct_rm_, &qos_rm_})
+            for (auto& c : *group) plan_.changes.push_back(std::move(c));
+        return std::move(plan_);
+    }
+};
+
+}  // namespace
+
 Plan make_plan(const AccountingState& desired, const AccountingState& current,
                const PlanOptions& opt)
 {
-    Plan plan;
-    std::vector<Change> qos_add, acct_add, user_add, assoc_add, user_mod, assoc_rm, user_rm,
-        acct_rm, qos_rm;
-    auto drift_of = [&](const std::string& key, const std::string& desired_text) {
-        if (!opt.last_applied) return false;
-        auto it = opt.last_applied->find(key);
-        return it != opt.last_applied->end() && it->second == desired_text;
-    };
-    std::set<std::string> owned_accounts;  // accounts allot may write into (after this plan)
-
-    // QOS: spot first, so Preempt= of the others can name it.
-    std::vector<const QosSpec*> qos_order;
-    for (const auto& [n, q] : desired.qos)
-        if (q.requeue)
-            qos_order.insert(qos_order.begin(), &q);
-        else
-            qos_order.push_back(&q);
-    for (const QosSpec* q : qos_order) {
-        auto cur = current.qos.find(q->name);
-        Change c;
-        c.kind = ChangeKind::Qos;
-        c.key = q->name;
-        c.qos = *q;
-        if (cur == current.qos.end()) {
-            c.op = ChangeOp::Add;
-            c.detail = q->describe();
-            qos_add.push_back(c);
-        } else if (!is_managed(cur->second) && !opt.adopt) {
-            plan.notes.push_back(
-                "qos " + q->name +
-                " exists and is not allot-managed; left alone (use --adopt to take it over)");
-        } else if (!cur->second.same_settings(*q)) {
-            c.op = ChangeOp::Modify;
-            c.detail = cur->second.describe() + " -> " + q->describe();
-            c.drift = is_managed(cur->second) && drift_of("qos " + q->name, q->describe());
-            qos_add.push_back(c);
-        }
-    }
-    for (const auto& [n, a] : desired.accounts) {
-        auto cur = current.accounts.find(n);
-        Change c;
-        c.kind = ChangeKind::Account;
-        c.key = n;
-        c.account = a;
-        if (cur == current.accounts.end()) {
-            c.op = ChangeOp::Add;
-            c.detail = a.describe();
-            acct_add.push_back(c);
-            owned_accounts.insert(n);
-        } else if (!is_managed(cur->second) && !opt.adopt) {
-            plan.notes.push_back("account " + n +
-                                 " exists and is not allot-managed; left alone with its members "
-                                 "(use --adopt to take it over)");
-        } else {
-            owned_accounts.insert(n);
-            if (!cur->second.same_settings(a)) {
-                c.op = ChangeOp::Modify;
-                c.detail = cur->second.describe() + " -> " + a.describe();
-                c.drift = is_managed(cur->second) && drift_of("account " + n, a.describe());
-                acct_add.push_back(c);
-            }
-        }
-    }
-    std::set<std::string> managed_now;  // currently owned accounts (removal candidates)
-    for (const auto& [n, a] : current.accounts)
-        if (is_managed(a)) managed_now.insert(n);
-
-    // Associations wanted, for users that resolve here.
-    for (const auto& [k, a] : desired.assocs) {
-        if (opt.held_users.count(a.user) || !owned_accounts.count(a.account)) continue;
-        auto cur = current.assocs.find(k);
-        Change c;
-        c.kind = ChangeKind::Assoc;
-        c.key = assoc_key(a.user, a.account);
-        c.assoc = a;
-        if (auto du = desired.users.find(a.user); du != desired.users.end()) c.user = du->second;
-        if (cur == current.assocs.end()) {
-            c.op = ChangeOp::Add;
-            c.detail = a.describe();
-            assoc_add.push_back(c);
-        } else if (!cur->second.same_settings(a)) {
-            c.op = ChangeOp::Modify;
-            c.detail = cur->second.describe() + " -> " + a.describe();
-            c.drift = drift_of("assoc " + c.key, a.describe());
-            assoc_add.push_back(c);
-        }
-    }
-    for (const auto& [n, u] : desired.users) {
-        if (opt.held_users.count(n)) {
-            plan.notes.push_back("user " + n + " does not resolve on this host yet (NSS); held");
-            continue;
-        }
-        if (!owned_accounts.count(u.default_account)) continue;
-        auto cur = current.users.find(n);
-        Change c;
-        c.kind = ChangeKind::User;
-        c.key = n;
-        c.user = u;
-        if (cur == current.users.end()) {
-            c.op = ChangeOp::Add;
-            c.detail = "DefaultAccount=" + u.default_account;
-            user_add.push_back(c);
-        } else if (cur->second.default_account != u.default_account) {
-            c.op = ChangeOp::Modify;
-            c.detail = "DefaultAccount=" + cur->second.default_account + " -> " + u.default_account;
-            user_mod.push_back(c);
-        }
-    }
-    // Associations in owned accounts that are not wanted any more.
-    std::map<std::string, size_t> remaining;  // user → assocs left after this plan
-    for (const auto& [k, a] : current.assocs) ++remaining[k.first];
-    for (const auto& [k, a] : desired.assocs)
-        if (!current.assocs.count(k) && !opt.held_users.count(a.user) &&
-            owned_accounts.count(a.account))
-            ++remaining[k.first];
-    for (const auto& [k, a] : current.assocs) {
-        if (!managed_now.count(a.account) && !owned_accounts.count(a.account)) continue;
-        if (desired.assocs.count(k) && owned_accounts.count(a.account)) continue;
-        if (opt.held_users.count(a.user)) continue;
-        Change c;
-        c.op = ChangeOp::Remove;
-        c.kind = ChangeKind::Assoc;
-        c.key = assoc_key(a.user, a.account);
-        c.assoc = a;
-        assoc_rm.push_back(c);
-        --remaining[a.user];
-    }
-    // A user whose DefaultAccount is going away moves first (Slurm refuses to
-    // remove the default association while others remain), and a user left
-    // without associations is removed — only users allot's accounts hold.
-    std::set<std::string> moved;
-    for (const auto& c : user_mod) moved.insert(c.key);
-    for (const auto& [n, u] : current.users) {
-        if (opt.held_users.count(n)) continue;
-        if (remaining[n] == 0) {
-            bool any = false, all_owned = true;
-            for (const auto& [k, a] : current.assocs) {
-                if (k.first != n) continue;
-                any = true;
-                if (!managed_now.count(a.account)) all_owned = false;
-            }
-            if (any && all_owned) {
-                Change c;
-                c.op = ChangeOp::Remove;
-                c.kind = ChangeKind::User;
-                c.key = n;
-                c.user = u;
-                user_rm.push_back(c);
-            }
-            continue;
-        }
-        const bool default_removed =
-            std::any_of(assoc_rm.begin(), assoc_rm.end(), [&](const Change& c) {
-                return c.assoc.user == n && c.assoc.account == u.default_account;
-            });
-        if (!default_removed || moved.count(n)) continue;
-        // Move to another association that stays: a desired one, else any left.
-        std::string target;
-        auto d = desired.users.find(n);
-        if (d != desired.users.end() && owned_accounts.count(d->second.default_account))
-            target = d->second.default_account;
-        for (const auto& [k, a] : current.assocs)
-            if (target.empty() && k.first == n && k.second != u.default_account &&
-                std::none_of(assoc_rm.begin(), assoc_rm.end(),
-                             [&](const Change& c) { return c.key == assoc_key(n, k.second); }))
-                target = k.second;
-        if (target.empty()) continue;
-        Change c;
-        c.op = ChangeOp::Modify;
-        c.kind = ChangeKind::User;
-        c.key = n;
-        c.user = u;
-        c.user.default_account = target;
-        c.detail = "DefaultAccount=" + u.default_account + " -> " + target;
-        user_mod.push_back(c);
-    }
-    for (const auto& n : managed_now) {
-        if (desired.accounts.count(n)) continue;
-        Change c;
-        c.op = ChangeOp::Remove;
-        c.kind = ChangeKind::Account;
-        c.key = n;
-        c.account = current.accounts.at(n);
-        acct_rm.push_back(c);
-    }
-    for (const auto& [n, q] : current.qos) {
-        if (!is_managed(q) || desired.qos.count(n)) continue;
-        Change c;
-        c.op = ChangeOp::Remove;
-        c.kind = ChangeKind::Qos;
-        c.key = n;
-        c.qos = q;
-        qos_rm.push_back(c);
-    }
-    for (auto* group : {&qos_add, &acct_add, &user_add, &assoc_add, &user_mod, &assoc_rm, &user_rm,
-                        &acct_rm, &qos_rm})
-        for (auto& c : *group) plan.changes.push_back(std::move(c));
-    return plan;
+    return PlanBuilder(desired, current, opt).build();
 }
 
 }  // namespace allot

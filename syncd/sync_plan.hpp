@@ -98,8 +98,9 @@ struct Change {
 };
 
 struct Plan {
-    std::vector<Change> changes;     // in apply order
-    std::vector<std::string> notes;  // left alone / held, with the reason
+    std::vector<Change> changes;          // in apply order
+    std::vector<std::string> notes;       // left alone / held, with the reason
+    std::vector<std::string> held_users;  // directory users not resolving here yet (NSS)
     size_t removals() const;
     size_t drifted() const;
     bool empty() const { return changes.empty(); }
