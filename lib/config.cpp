@@ -364,9 +364,9 @@ void read_identity(Walker& w, const YamlNode& root, Config& config)
         w.section(root, "", "identity",
                   {"scim_url", "token_file", "ca_file", "timeout_seconds", "keys_timeout_ms",
                    "uid_min", "uid_max", "gid_min", "gid_max", "shells", "home_prefix", "cache_dir",
-                   "poll_seconds", "max_removals", "extension_schema", "reserved_names",
-                   "source_extra_pages", "source_max_response_bytes", "source_max_cycle_bytes",
-                   "source_deadline_seconds"});
+                   "cache_owner", "poll_seconds", "max_removals", "extension_schema",
+                   "reserved_names", "source_extra_pages", "source_max_response_bytes",
+                   "source_max_cycle_bytes", "source_deadline_seconds"});
     if (!s) return;
     auto& id = config.identity;
     const std::string p = "identity";
@@ -391,6 +391,7 @@ void read_identity(Walker& w, const YamlNode& root, Config& config)
             w.error(p + ".shells[" + std::to_string(i) + "]", s->line, "must be an absolute path");
     w.text(*s, p, "home_prefix", id.home_prefix, false, is_absolute_path, "an absolute path");
     w.text(*s, p, "cache_dir", id.cache_dir, false, is_absolute_path, "an absolute path");
+    w.text(*s, p, "cache_owner", id.cache_owner, false, is_group_name, "a user name");
     w.number(*s, p, "poll_seconds", id.poll_seconds, 5, 86400);
     w.number(*s, p, "max_removals", id.max_removals, 0, 100000000);
     w.text(*s, p, "extension_schema", id.extension_schema);
@@ -410,14 +411,17 @@ void read_node(Walker& w, const YamlNode& root, Config& config)
 {
     const YamlNode* s = w.section(root, "", "node", {"role", "admin_group", "run_dir"});
     if (!s) return;
-    std::string role;
-    w.text(*s, "node", "role", role);
-    if (role == "compute")
-        config.node.role = NodeRole::Compute;
-    else if (role == "login" || role.empty())
-        config.node.role = NodeRole::Login;
-    else
-        w.error("node.role", s->find("role")->line, "must be login or compute");
+    // Absent stays Unset (see NodeRole); given, it must say which.
+    if (s->find("role")) {
+        std::string role;
+        w.text(*s, "node", "role", role);
+        if (role == "compute")
+            config.node.role = NodeRole::Compute;
+        else if (role == "login")
+            config.node.role = NodeRole::Login;
+        else
+            w.error("node.role", s->find("role")->line, "must be login or compute");
+    }
     w.text(*s, "node", "admin_group", config.node.admin_group, false, is_group_name,
            "a group name");
     w.text(*s, "node", "run_dir", config.node.run_dir, false, is_absolute_path, "an absolute path");

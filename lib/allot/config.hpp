@@ -93,6 +93,7 @@ struct IdentityConfig {
                                        "/usr/bin/zsh"};
     std::string home_prefix = "/home";
     std::string cache_dir = "/var/lib/allot";
+    std::string cache_owner = "root";  // who besides root may own the caches and their dirs
     uint32_t poll_seconds = 300;
     uint32_t max_removals = 50;  // syncd refuses larger removal plans without --force
     std::string extension_schema = "urn:ietf:params:scim:schemas:extension:allot:2.0:PosixUser";
@@ -107,10 +108,12 @@ struct IdentityConfig {
     uint32_t source_deadline_seconds = 600;          // one cycle's reads
 };
 
-enum class NodeRole { Login, Compute };
+// No default: a compute node whose role was left out must not admit everyone,
+// so pam_allot and allot-keys refuse to decide while it is Unset.
+enum class NodeRole { Unset, Login, Compute };
 
 struct NodeConfig {
-    NodeRole role = NodeRole::Login;
+    NodeRole role = NodeRole::Unset;
     std::string admin_group = "root";
     std::string run_dir = "/run/allot";
 };

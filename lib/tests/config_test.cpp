@@ -119,3 +119,16 @@ TEST(Config, HostileInputIsBounded)
     EXPECT_FALSE(load_config("/nonexistent/allot.yaml").ok());
     EXPECT_FALSE(parse_config("cluster:\n  join_hint: \"a\\nb\"\n", "t").ok());
 }
+
+// Issue #10 §4: node.role has no default (pam_allot and allot-keys then admit
+// no one but root); given, it must be login or compute.
+TEST(Config, NodeRoleHasNoDefault)
+{
+    EXPECT_EQ(parse_config("", "t").config->node.role, NodeRole::Unset);
+    auto no_role = parse_config("node:\n  admin_group: ops\n", "t");
+    ASSERT_TRUE(no_role.ok()) << no_role.errors.joined();
+    EXPECT_EQ(no_role.config->node.role, NodeRole::Unset);
+    EXPECT_EQ(parse_config("node:\n  role: compute\n", "t").config->node.role, NodeRole::Compute);
+    EXPECT_FALSE(parse_config("node:\n  role: \"\"\n", "t").ok());
+    EXPECT_EQ(parse_config("", "t").config->identity.cache_owner, "root");
+}

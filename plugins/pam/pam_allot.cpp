@@ -3,13 +3,16 @@
 //   account  required  pam_allot.so [config=PATH] [run_dir=DIR] [admin_group=NAME] [debug] [quiet]
 //
 // The rule is allot-keys' (lib/node_access.cpp), applied here to every
-// authentication method (keys, passwords, Kerberos, host-based): root is
-// allowed, always, before anything that could fail; on node.role=login
-// everyone passes; otherwise the user must be in node.admin_group or have a
-// job in the node registry. Everything else is PAM_PERM_DENIED, including a
-// missing or invalid configuration, an unknown user and any internal error
-// (fail closed). Runs inside sshd: no network, one small YAML file read and
-// one directory listing per login.
+// authentication method (keys, passwords, Kerberos, host-based): the local
+// root is allowed, always, before anything that could fail; a missing
+// node.role admits no one else (there is no default); on node.role=login
+// everyone passes; otherwise the user must be a directory user (resolving
+// through allot's trusted caches, not a local account or reserved name) in
+// node.admin_group or with a job in the node registry. Everything else is
+// PAM_PERM_DENIED, including a missing or invalid configuration, an unknown
+// user and any internal error (fail closed). Runs inside sshd: no network,
+// one small YAML file, /etc/passwd, /etc/group, passwd.cache and one
+// directory listing per login.
 #include <security/pam_appl.h>
 #include <security/pam_ext.h>
 #include <security/pam_modules.h>
@@ -64,13 +67,21 @@ bool parse_options(pam_handle_t* pamh, int argc, const char** argv, Options& o)
     return ok;
 }
 
-int deny(pam_handle_t* pamh, const Options& o, const char* user, const std::string& why)
+// What the user is told: only whether having a job would help.
+const char* user_message(std::error_code code)
 {
-    pam_syslog(pamh, LOG_NOTICE, "access denied for %s: %s", user ? user : "(none)", why.c_str());
-    if (!o.quiet)
-        pam_error(pamh, "Access denied by pam_allot: %s.",
-                  why == "no running job on this node" ? "you have no job running on this node"
-                                                       : "login not allowed on this node");
+    return code == allot::node::Errc::NoJob ? "you have no job running on this node"
+                                            : "login not allowed on this node";
+}
+
+int deny(pam_handle_t* pamh, const Options& o, const char* user, std::error_code code,
+         const std::string& why)
+{
+    const int level = code == allot::node::Errc::NoRole || code == allot::node::Errc::CacheUntrusted
+                          ? LOG_ERR
+                          : LOG_NOTICE;
+    pam_syslog(pamh, level, "access denied for %s: %s", user ? user : "(none)", why.c_str());
+    if (!o.quiet) pam_error(pamh, "Access denied by pam_allot: %s.", user_message(code));
     return PAM_PERM_DENIED;
 }
 
@@ -88,18 +99,26 @@ int account(pam_handle_t* pamh, int argc, const char** argv)
     if (std::strcmp(user, "root") == 0 || (uid && *uid == 0)) return PAM_SUCCESS;
 
     Options o;
-    if (!parse_options(pamh, argc, argv, o)) return deny(pamh, o, user, "bad module options");
+    const auto invalid = make_error_code(allot::Errc::Invalid);
+    if (!parse_options(pamh, argc, argv, o))
+        return deny(pamh, o, user, invalid, "bad module options");
     auto load = allot::load_config(o.config);
     if (!load.ok()) {
         for (const auto& line : load.errors.lines) pam_syslog(pamh, LOG_ERR, "%s", line.c_str());
-        return deny(pamh, o, user, "no valid configuration (" + o.config + ")");
+        return deny(pamh, o, user, invalid, "no valid configuration (" + o.config + ")");
     }
     allot::Config& config = *load.config;
     if (!o.run_dir.empty()) config.node.run_dir = o.run_dir;
     if (!o.admin_group.empty()) config.node.admin_group = o.admin_group;
-    const auto access =
-        allot::decide_node_access(config, user, users, static_cast<int64_t>(std::time(nullptr)));
-    if (!access.allowed) return deny(pamh, o, user, access.reason);
+    // Without the node's own accounts nobody is a directory user (fail closed).
+    auto rules = allot::node_identity_rules(config);
+    if (!rules) pam_syslog(pamh, LOG_ERR, "%s", rules.error().describe().c_str());
+    allot::NodeIdentity node;
+    node.rules = rules ? &rules.value() : nullptr;
+    node.trust = allot::cache_trust(config);
+    const auto access = allot::decide_node_access(config, user, users, node,
+                                                  static_cast<int64_t>(std::time(nullptr)));
+    if (!access.allowed) return deny(pamh, o, user, access.code, access.reason);
     if (o.debug)
         pam_syslog(pamh, LOG_DEBUG, "access granted to %s: %s", user, access.reason.c_str());
     return PAM_SUCCESS;

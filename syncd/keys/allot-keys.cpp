@@ -3,8 +3,8 @@
 //   AuthorizedKeysCommand /usr/libexec/allot/allot-keys %u
 //   AuthorizedKeysCommandUser allot-keys
 //
-// The decision is keys_core.cpp's (live SCIM lookup with a short timeout, the
-// local cache on any failure, compute-node gating). This file wires the real
+// The decision is keys_core.cpp's (directory users only, compute-node gating,
+// live SCIM lookup with a short timeout, the local cache on any failure). This file wires the real
 // implementations: allot.yaml, libcurl, NSS and syslog. Exit status: 0 when
 // an answer was printed (possibly none), 1 for usage or configuration errors
 // (sshd then offers no key: fail closed), 2 for an internal error.
@@ -102,11 +102,16 @@ int run(int argc, char** argv)
         }
     }
 
+    // Without the node's own accounts nobody is a directory user: no keys.
+    auto rules = allot::node_identity_rules(config);
+    if (!rules) log(LOG_ERR, rules.error().describe());
     allot::NssUserDb users;
     allot::keys::KeysContext ctx;
     ctx.config = &config;
     ctx.live = live.get();
     ctx.users = &users;
+    ctx.node.rules = rules ? &rules.value() : nullptr;
+    ctx.node.trust = allot::cache_trust(config);
     ctx.now = static_cast<int64_t>(std::time(nullptr));
     const auto out = allot::keys::resolve_keys(ctx, user);
     for (const auto& line : out.lines) std::printf("%s\n", line.c_str());
@@ -115,11 +120,16 @@ int run(int argc, char** argv)
     const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
                         std::chrono::steady_clock::now() - started)
                         .count();
-    std::string msg = "user=" + allot::log_safe(user) + " source=" + out.source +
+    using allot::keys::KeysSource;
+    std::string msg = "user=" + allot::log_safe(user) +
+                      " source=" + allot::keys::source_name(out.source) +
                       " keys=" + std::to_string(out.lines.size()) + " ms=" + std::to_string(ms);
     if (!live_note.empty()) msg += " " + live_note;
     if (!out.note.empty()) msg += " (" + out.note + ")";
-    log(out.source == "denied" || out.source == "none" ? LOG_NOTICE : LOG_INFO, msg);
+    const bool served = out.source == KeysSource::Live || out.source == KeysSource::Cache;
+    // An untrusted cache is an attack or a broken install: say so loudest.
+    const bool untrusted = out.code == allot::node::Errc::CacheUntrusted;
+    log(untrusted ? LOG_WARNING : (served ? LOG_INFO : LOG_NOTICE), msg);
     return 0;
 }
 

@@ -1,7 +1,10 @@
 // pam_test.cpp - pam_allot.so through the real libpam: a private PAM config
 // dir (pam_start_confdir) holds a service that stacks the built module, and
-// real NSS users decide: root, an admin-group member (daemon), a user with a
-// job entry (nobody) and one without (bin).
+// the host's real accounts decide: root gets in; local accounts (daemon in the
+// admin group, nobody with a job entry, bin) are not directory users and never
+// get in on a compute node; a missing node.role admits only root. Directory
+// users getting in by job or admin group are tested in lib/tests/
+// node_access_test.cpp and, through sshd, in syncd/keys/tests/sshd-login.sh.
 #include <gtest/gtest.h>
 #include <security/pam_appl.h>
 #include <sys/stat.h>
@@ -64,11 +67,16 @@ protected:
 TEST_F(Pam, ComputeNodeRule)
 {
     EXPECT_EQ(account("root"), PAM_SUCCESS);
-    EXPECT_EQ(account("daemon"), PAM_SUCCESS);  // admin group (primary group daemon)
     EXPECT_EQ(account("nobody"), PAM_PERM_DENIED);
     EXPECT_EQ(account("bin"), PAM_PERM_DENIED);
     EXPECT_EQ(account("no-such-user-xyz"), PAM_PERM_DENIED);
+}
 
+// Issue #19: a job entry or the admin group grant a login only to directory
+// users; the node's own accounts are not theirs to hand out.
+TEST_F(Pam, LocalAccountsGetNothingFromJobsOrTheAdminGroup)
+{
+    EXPECT_EQ(account("daemon"), PAM_PERM_DENIED);  // admin group (primary group daemon)
     allot::JobEntry e;
     e.job_id = 5;
     e.uid = 65534;
@@ -76,12 +84,8 @@ TEST_F(Pam, ComputeNodeRule)
     e.node = "n1";
     e.boot_id = allot::current_boot_id();
     ASSERT_TRUE(allot::write_job_entry(dir_ + "/run", e).ok());
-    if (getuid() == 0) {
-        EXPECT_EQ(account("nobody"), PAM_SUCCESS);
-    }
-    EXPECT_EQ(account("bin"), PAM_PERM_DENIED);
-    ASSERT_TRUE(allot::remove_job_entry(dir_ + "/run", 5, "n1").ok());
     EXPECT_EQ(account("nobody"), PAM_PERM_DENIED);
+    EXPECT_EQ(account("root"), PAM_SUCCESS);
 }
 
 TEST_F(Pam, LoginRoleIsNeverGated)
@@ -91,20 +95,33 @@ TEST_F(Pam, LoginRoleIsNeverGated)
     EXPECT_EQ(account("bin"), PAM_SUCCESS);
 }
 
+// Issue #10 §4: node.role has no default; without it only root gets in.
+TEST_F(Pam, MissingRoleAdmitsOnlyRoot)
+{
+    std::ofstream(dir_ + "/allot.yaml") << "node:\n  admin_group: daemon\n";
+    EXPECT_EQ(account("root"), PAM_SUCCESS);
+    EXPECT_EQ(account("daemon"), PAM_PERM_DENIED);
+    EXPECT_EQ(account("nobody"), PAM_PERM_DENIED);
+    std::ofstream(dir_ + "/allot.yaml") << "";  // an empty file: every default
+    EXPECT_EQ(account("root"), PAM_SUCCESS);
+    EXPECT_EQ(account("bin"), PAM_PERM_DENIED);
+    write_config("login");
+    EXPECT_EQ(account("bin"), PAM_SUCCESS);  // the same accounts, once the role is set
+}
+
 TEST_F(Pam, FailsClosedButNeverLocksOutRoot)
 {
+    write_config("login");
+    EXPECT_EQ(account("daemon"), PAM_SUCCESS);
     std::ofstream(dir_ + "/allot.yaml") << "node: [this is: not valid\n";
     EXPECT_EQ(account("root"), PAM_SUCCESS);
     EXPECT_EQ(account("daemon"), PAM_PERM_DENIED);
     std::remove((dir_ + "/allot.yaml").c_str());
     EXPECT_EQ(account("root"), PAM_SUCCESS);
     EXPECT_EQ(account("nobody"), PAM_PERM_DENIED);
-    write_config("compute");
+    write_config("login");
     stack("no_such_option=1");
     EXPECT_EQ(account("root"), PAM_SUCCESS);
-    EXPECT_EQ(account("daemon"), PAM_PERM_DENIED);
-    stack("admin_group=bin");  // override: bin becomes the admin group
-    EXPECT_EQ(account("bin"), PAM_SUCCESS);
     EXPECT_EQ(account("daemon"), PAM_PERM_DENIED);
 }
 
