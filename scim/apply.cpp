@@ -161,7 +161,7 @@ Result<std::vector<T>> all(List list)
     q.cursor = "";
     while (true) {
         auto page = list(q);
-        if (!page) return make_error(page.error().detail);
+        if (!page) return make_error(page.error().message);
         for (auto& item : page.value().items) out.push_back(std::move(item));
         if (page.value().next_cursor.empty()) break;
         q.cursor = page.value().next_cursor;
@@ -209,7 +209,7 @@ Result<ApplySummary> apply_directory(DirectoryStore& store, const DirectoryPolic
             ++s.changes;
             steps.push_back([&store, u = w.user]() -> Result<bool> {
                 auto r = store.create_user(u);
-                if (!r) return make_error("user " + u.user_name + ": " + r.error().detail);
+                if (!r) return make_error("user " + u.user_name + ": " + r.error().message);
                 return true;
             });
             continue;
@@ -253,7 +253,7 @@ Result<ApplySummary> apply_directory(DirectoryStore& store, const DirectoryPolic
         ++s.changes;
         steps.push_back([&store, next, version = have.version]() -> Result<bool> {
             auto r = store.replace_user(next.id, next, version);
-            if (!r) return make_error("user " + next.user_name + ": " + r.error().detail);
+            if (!r) return make_error("user " + next.user_name + ": " + r.error().message);
             return true;
         });
     }
@@ -276,11 +276,11 @@ Result<ApplySummary> apply_directory(DirectoryStore& store, const DirectoryPolic
                 scim::Group next = g;
                 for (const auto& m : want) {
                     auto u = store.get_user_by_name(m);
-                    if (!u) return make_error("group " + g.display_name + ": " + u.error().detail);
+                    if (!u) return make_error("group " + g.display_name + ": " + u.error().message);
                     next.members.push_back({u.value().id, "User", m});
                 }
                 auto r = store.create_group(next);
-                if (!r) return make_error("group " + g.display_name + ": " + r.error().detail);
+                if (!r) return make_error("group " + g.display_name + ": " + r.error().message);
                 return true;
             });
             continue;
@@ -303,11 +303,11 @@ Result<ApplySummary> apply_directory(DirectoryStore& store, const DirectoryPolic
             next.members.clear();
             for (const auto& m : want) {
                 auto u = store.get_user_by_name(m);
-                if (!u) return make_error("group " + have.display_name + ": " + u.error().detail);
+                if (!u) return make_error("group " + have.display_name + ": " + u.error().message);
                 next.members.push_back({u.value().id, "User", m});
             }
             auto r = store.replace_group(have.id, next, have.version);
-            if (!r) return make_error("group " + have.display_name + ": " + r.error().detail);
+            if (!r) return make_error("group " + have.display_name + ": " + r.error().message);
             return true;
         });
     }
@@ -318,7 +318,7 @@ Result<ApplySummary> apply_directory(DirectoryStore& store, const DirectoryPolic
                 ++s.changes;
                 steps.push_back([&store, id = g.id, name = name]() -> Result<bool> {
                     auto r = store.delete_group(id);
-                    if (!r) return make_error("group " + name + ": " + r.error().detail);
+                    if (!r) return make_error("group " + name + ": " + r.error().message);
                     return true;
                 });
             }
@@ -328,7 +328,7 @@ Result<ApplySummary> apply_directory(DirectoryStore& store, const DirectoryPolic
                 ++s.changes;
                 steps.push_back([&store, id = u.id, name = name]() -> Result<bool> {
                     auto r = store.delete_user(id);
-                    if (!r) return make_error("user " + name + ": " + r.error().detail);
+                    if (!r) return make_error("user " + name + ": " + r.error().message);
                     return true;
                 });
             }

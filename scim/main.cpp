@@ -108,9 +108,9 @@ int fail(const std::string& msg)
     return kFailed;
 }
 
-int store_fail(const StoreError& e)
+int store_fail(const Error& e)
 {
-    return fail(e.detail);
+    return fail(e.message);
 }
 
 struct Context {

@@ -13,9 +13,9 @@ namespace {
 
 enum class Op { Add, Remove, Replace };
 
-StoreError err(const std::string& type, const std::string& detail)
+Error err(Errc code, const std::string& detail)
 {
-    return {400, type, detail};
+    return make_error(code, detail);
 }
 
 // A PATCH may restate an immutable id as long as it does not change it.
@@ -62,27 +62,28 @@ bool matches(const Filter& f, const Lookup& get)
     return false;
 }
 
-StoreResult<std::vector<std::pair<std::string, const cJSON*>>> parse_ops(const cJSON* body,
-                                                                         std::vector<Op>& ops)
+Result<std::vector<std::pair<std::string, const cJSON*>>> parse_ops(const cJSON* body,
+                                                                    std::vector<Op>& ops)
 {
     std::vector<std::pair<std::string, const cJSON*>> out;
-    if (!cJSON_IsObject(body)) return err("invalidSyntax", "body must be a PatchOp object");
+    if (!cJSON_IsObject(body)) return err(Errc::InvalidSyntax, "body must be a PatchOp object");
     const cJSON* schemas = cJSON_GetObjectItem(body, "schemas");
     bool has_schema = false;
     const cJSON* s = nullptr;
     cJSON_ArrayForEach(s, schemas) has_schema |=
         cJSON_IsString(s) && std::string_view(s->valuestring) == scim::kPatchOp;
     if (!has_schema)
-        return err("invalidSyntax", std::string("schemas must contain ") + scim::kPatchOp);
+        return err(Errc::InvalidSyntax, std::string("schemas must contain ") + scim::kPatchOp);
     const cJSON* list = cJSON_GetObjectItem(body, "Operations");
     if (!cJSON_IsArray(list) || cJSON_GetArraySize(list) == 0)
-        return err("invalidSyntax", "Operations must be a non-empty array");
-    if (cJSON_GetArraySize(list) > 1000) return err("invalidSyntax", "more than 1000 operations");
+        return err(Errc::InvalidSyntax, "Operations must be a non-empty array");
+    if (cJSON_GetArraySize(list) > 1000)
+        return err(Errc::InvalidSyntax, "more than 1000 operations");
     const cJSON* item = nullptr;
     cJSON_ArrayForEach(item, list)
     {
         auto op = json_string(item, "op");
-        if (!op) return err("invalidSyntax", "operation without 'op'");
+        if (!op) return err(Errc::InvalidSyntax, "operation without 'op'");
         const std::string lop = to_lower(*op);
         if (lop == "add")
             ops.push_back(Op::Add);
@@ -91,14 +92,14 @@ StoreResult<std::vector<std::pair<std::string, const cJSON*>>> parse_ops(const c
         else if (lop == "replace")
             ops.push_back(Op::Replace);
         else
-            return err("invalidSyntax", "unknown op '" + *op + "'");
+            return err(Errc::InvalidSyntax, "unknown op '" + *op + "'");
         const cJSON* path = cJSON_GetObjectItem(item, "path");
-        if (path && !cJSON_IsString(path)) return err("invalidPath", "path must be a string");
+        if (path && !cJSON_IsString(path)) return err(Errc::InvalidPath, "path must be a string");
         out.emplace_back(path ? path->valuestring : "", cJSON_GetObjectItem(item, "value"));
         if (ops.back() != Op::Remove && !out.back().second)
-            return err("invalidValue", "'" + lop + "' needs a value");
+            return err(Errc::InvalidValue, "'" + lop + "' needs a value");
         if (ops.back() == Op::Remove && out.back().first.empty())
-            return err("noTarget", "'remove' needs a path");
+            return err(Errc::NoTarget, "'remove' needs a path");
     }
     return out;
 }
@@ -127,18 +128,18 @@ class UserPatcher {
 public:
     UserPatcher(scim::User& u, const std::string& ext) : u_(u), ext_(to_lower(ext)) {}
 
-    StoreResult<Unit> apply(Op op, const std::string& path_text, const cJSON* value)
+    Result<Unit> apply(Op op, const std::string& path_text, const cJSON* value)
     {
         if (path_text.empty()) {
             if (!cJSON_IsObject(value))
-                return err("invalidValue", "no-path operation needs an object value");
+                return err(Errc::InvalidValue, "no-path operation needs an object value");
             const cJSON* item = nullptr;
             cJSON_ArrayForEach(item, value)
             {
                 const std::string key = item->string ? item->string : "";
                 if (to_lower(key) == ext_) {
                     if (!cJSON_IsObject(item))
-                        return err("invalidValue", key + " must be an object");
+                        return err(Errc::InvalidValue, key + " must be an object");
                     const cJSON* sub = nullptr;
                     cJSON_ArrayForEach(sub, item)
                     {
@@ -150,7 +151,7 @@ public:
                 if (to_lower(key) == "schemas" || to_lower(key) == "id" || to_lower(key) == "meta")
                     continue;
                 auto p = parse_patch_path(key);
-                if (!p) return err("invalidPath", p.error().message);
+                if (!p) return err(Errc::InvalidPath, p.error().message);
                 auto r = set(op, p.value().path.schema, p.value().path.attr, p.value().path.sub,
                              nullptr, item);
                 if (!r) return r;
@@ -158,27 +159,27 @@ public:
             return Unit{};
         }
         auto p = parse_patch_path(path_text);
-        if (!p) return err("invalidPath", p.error().message);
+        if (!p) return err(Errc::InvalidPath, p.error().message);
         return set(op, p.value().path.schema, p.value().path.attr,
                    p.value().filter ? p.value().sub_after : p.value().path.sub,
                    p.value().filter.get(), value);
     }
 
 private:
-    StoreResult<Unit> set(Op op, const std::string& schema, const std::string& attr,
-                          const std::string& sub, const Filter* filter, const cJSON* v)
+    Result<Unit> set(Op op, const std::string& schema, const std::string& attr,
+                     const std::string& sub, const Filter* filter, const cJSON* v)
     {
         const bool in_ext = schema == ext_;
         if (!schema.empty() && !in_ext && schema != "urn:ietf:params:scim:schemas:core:2.0:user")
-            return err("invalidPath", "unknown schema '" + schema + "'");
-        auto str = [&](std::string& field, bool removable) -> StoreResult<Unit> {
+            return err(Errc::InvalidPath, "unknown schema '" + schema + "'");
+        auto str = [&](std::string& field, bool removable) -> Result<Unit> {
             if (op == Op::Remove) {
-                if (!removable) return err("mutability", attr + " cannot be removed");
+                if (!removable) return err(Errc::Mutability, attr + " cannot be removed");
                 field.clear();
                 return Unit{};
             }
             auto s = as_string(v);
-            if (!s) return err("invalidValue", attr + " must be a string");
+            if (!s) return err(Errc::InvalidValue, attr + " must be a string");
             field = *s;
             return Unit{};
         };
@@ -187,9 +188,9 @@ private:
             if (attr == "displayname") return str(u_.display_name, true);
             if (attr == "externalid") return str(u_.external_id, true);
             if (attr == "active") {
-                if (op == Op::Remove) return err("mutability", "active cannot be removed");
+                if (op == Op::Remove) return err(Errc::Mutability, "active cannot be removed");
                 auto b = as_bool(v);
-                if (!b) return err("invalidValue", "active must be a boolean");
+                if (!b) return err(Errc::InvalidValue, "active must be a boolean");
                 u_.active = *b;
                 return Unit{};
             }
@@ -201,16 +202,16 @@ private:
             if (attr == "uidnumber" || attr == "gidnumber") {
                 const auto& have = attr == "uidnumber" ? u_.uid : u_.gid;
                 if (op != Op::Remove && same_id(v, have)) return Unit{};
-                return err("mutability", attr + " is immutable (ids are never changed)");
+                return err(Errc::Mutability, attr + " is immutable (ids are never changed)");
             }
             if (attr == "sshpublickeys") return keys(op, filter, v);
         }
-        if (attr == "groups") return err("mutability", "groups is read-only; patch the Group");
-        if (attr == "id" || attr == "meta") return err("mutability", attr + " is read-only");
-        return err("invalidPath", "unknown attribute '" + attr + "'");
+        if (attr == "groups") return err(Errc::Mutability, "groups is read-only; patch the Group");
+        if (attr == "id" || attr == "meta") return err(Errc::Mutability, attr + " is read-only");
+        return err(Errc::InvalidPath, "unknown attribute '" + attr + "'");
     }
 
-    StoreResult<Unit> keys(Op op, const Filter* filter, const cJSON* v)
+    Result<Unit> keys(Op op, const Filter* filter, const cJSON* v)
     {
         if (op == Op::Remove) {
             if (!filter) {
@@ -233,10 +234,10 @@ private:
                                                  });
                                              }),
                               u_.ssh_keys.end());
-            if (before == u_.ssh_keys.size()) return err("noTarget", "no ssh key matches");
+            if (before == u_.ssh_keys.size()) return err(Errc::NoTarget, "no ssh key matches");
             return Unit{};
         }
-        if (filter) return err("invalidPath", "use add/remove for sshPublicKeys");
+        if (filter) return err(Errc::InvalidPath, "use add/remove for sshPublicKeys");
         std::vector<std::string> values;
         if (cJSON_IsString(v)) {
             values.emplace_back(v->valuestring);
@@ -245,11 +246,11 @@ private:
             cJSON_ArrayForEach(k, v)
             {
                 auto s = as_string(k);
-                if (!s) return err("invalidValue", "sshPublicKeys must be strings");
+                if (!s) return err(Errc::InvalidValue, "sshPublicKeys must be strings");
                 values.push_back(*s);
             }
         } else {
-            return err("invalidValue", "sshPublicKeys must be an array of strings");
+            return err(Errc::InvalidValue, "sshPublicKeys must be an array of strings");
         }
         if (op == Op::Replace) u_.ssh_keys.clear();
         for (auto& k : values)
@@ -258,7 +259,7 @@ private:
         return Unit{};
     }
 
-    StoreResult<Unit> emails(Op op, const std::string& sub, const Filter* filter, const cJSON* v)
+    Result<Unit> emails(Op op, const std::string& sub, const Filter* filter, const cJSON* v)
     {
         auto lookup = [](const scim::Email& e) {
             return [&e](const std::string& s) -> std::optional<std::string> {
@@ -278,7 +279,7 @@ private:
                 std::remove_if(u_.emails.begin(), u_.emails.end(),
                                [&](const scim::Email& e) { return matches(*filter, lookup(e)); }),
                 u_.emails.end());
-            if (before == u_.emails.size()) return err("noTarget", "no email matches");
+            if (before == u_.emails.size()) return err(Errc::NoTarget, "no email matches");
             return Unit{};
         }
         if (filter) {  // emails[type eq "work"].value = "x"
@@ -294,12 +295,12 @@ private:
                 else if (sub == "primary" && as_bool(v))
                     e.primary = *as_bool(v);
                 else
-                    return err("invalidPath", "unsupported emails sub-attribute");
+                    return err(Errc::InvalidPath, "unsupported emails sub-attribute");
             }
-            if (!hit) return err("noTarget", "no email matches");
+            if (!hit) return err(Errc::NoTarget, "no email matches");
             return Unit{};
         }
-        if (!sub.empty()) return err("invalidPath", "emails." + sub + " needs a filter");
+        if (!sub.empty()) return err(Errc::InvalidPath, "emails." + sub + " needs a filter");
         std::vector<scim::Email> parsed;
         const cJSON* items = v;
         JsonPtr wrap;
@@ -308,12 +309,12 @@ private:
             cJSON_AddItemReferenceToArray(wrap.get(), const_cast<cJSON*>(v));
             items = wrap.get();
         }
-        if (!cJSON_IsArray(items)) return err("invalidValue", "emails must be an array");
+        if (!cJSON_IsArray(items)) return err(Errc::InvalidValue, "emails must be an array");
         const cJSON* e = nullptr;
         cJSON_ArrayForEach(e, items)
         {
             auto value = json_string(e, "value");
-            if (!value) return err("invalidValue", "emails[].value must be a string");
+            if (!value) return err(Errc::InvalidValue, "emails[].value must be a string");
             const cJSON* primary = cJSON_GetObjectItem(e, "primary");
             parsed.push_back({*value, json_string(e, "type").value_or(""),
                               primary && as_bool(primary).value_or(false)});
@@ -329,7 +330,7 @@ private:
 
 }  // namespace
 
-StoreResult<Unit> apply_user_patch(scim::User& user, const cJSON* body, const std::string& ext)
+Result<Unit> apply_user_patch(scim::User& user, const cJSON* body, const std::string& ext)
 {
     std::vector<Op> ops;
     auto parsed = parse_ops(body, ops);
@@ -342,12 +343,12 @@ StoreResult<Unit> apply_user_patch(scim::User& user, const cJSON* body, const st
     return Unit{};
 }
 
-StoreResult<Unit> apply_group_patch(scim::Group& g, const cJSON* body)
+Result<Unit> apply_group_patch(scim::Group& g, const cJSON* body)
 {
     std::vector<Op> ops;
     auto parsed = parse_ops(body, ops);
     if (!parsed) return parsed.error();
-    auto member_ids = [](const cJSON* v, std::vector<std::string>& out) -> StoreResult<Unit> {
+    auto member_ids = [](const cJSON* v, std::vector<std::string>& out) -> Result<Unit> {
         const cJSON* items = v;
         JsonPtr wrap;
         if (cJSON_IsObject(v)) {
@@ -355,12 +356,12 @@ StoreResult<Unit> apply_group_patch(scim::Group& g, const cJSON* body)
             cJSON_AddItemReferenceToArray(wrap.get(), const_cast<cJSON*>(v));
             items = wrap.get();
         }
-        if (!cJSON_IsArray(items)) return err("invalidValue", "members must be an array");
+        if (!cJSON_IsArray(items)) return err(Errc::InvalidValue, "members must be an array");
         const cJSON* m = nullptr;
         cJSON_ArrayForEach(m, items)
         {
             auto id = json_string(m, "value");
-            if (!id) return err("invalidValue", "members[].value must be a string");
+            if (!id) return err(Errc::InvalidValue, "members[].value must be a string");
             out.push_back(*id);
         }
         return Unit{};
@@ -371,11 +372,11 @@ StoreResult<Unit> apply_group_patch(scim::Group& g, const cJSON* body)
                              [&](const scim::Member& m) { return m.value == id; }))
                 g.members.push_back({id, "User", ""});
     };
-    std::function<StoreResult<Unit>(Op, const std::string&, const cJSON*)> apply =
-        [&](Op op, const std::string& path_text, const cJSON* v) -> StoreResult<Unit> {
+    std::function<Result<Unit>(Op, const std::string&, const cJSON*)> apply =
+        [&](Op op, const std::string& path_text, const cJSON* v) -> Result<Unit> {
         if (path_text.empty()) {
             if (!cJSON_IsObject(v))
-                return err("invalidValue", "no-path operation needs an object value");
+                return err(Errc::InvalidValue, "no-path operation needs an object value");
             const cJSON* item = nullptr;
             cJSON_ArrayForEach(item, v)
             {
@@ -385,7 +386,7 @@ StoreResult<Unit> apply_group_patch(scim::Group& g, const cJSON* body)
                 if (lk == to_lower(scim::kPosixGroup)) {
                     const cJSON* gid = cJSON_GetObjectItem(item, "gidNumber");
                     if (gid && !same_id(gid, g.gid))
-                        return err("mutability", "gidNumber is immutable");
+                        return err(Errc::Mutability, "gidNumber is immutable");
                     continue;
                 }
                 auto r = apply(op, key, item);
@@ -394,16 +395,16 @@ StoreResult<Unit> apply_group_patch(scim::Group& g, const cJSON* body)
             return Unit{};
         }
         auto p = parse_patch_path(path_text);
-        if (!p) return err("invalidPath", p.error().message);
+        if (!p) return err(Errc::InvalidPath, p.error().message);
         const auto& path = p.value().path;
         const bool ext = path.schema == to_lower(scim::kPosixGroup);
         if (!path.schema.empty() && !ext &&
             path.schema != "urn:ietf:params:scim:schemas:core:2.0:group")
-            return err("invalidPath", "unknown schema '" + path.schema + "'");
+            return err(Errc::InvalidPath, "unknown schema '" + path.schema + "'");
         if (path.attr == "displayname" && !p.value().filter) {
-            if (op == Op::Remove) return err("mutability", "displayName cannot be removed");
+            if (op == Op::Remove) return err(Errc::Mutability, "displayName cannot be removed");
             auto s = as_string(v);
-            if (!s) return err("invalidValue", "displayName must be a string");
+            if (!s) return err(Errc::InvalidValue, "displayName must be a string");
             g.display_name = *s;
             return Unit{};
         }
@@ -413,16 +414,16 @@ StoreResult<Unit> apply_group_patch(scim::Group& g, const cJSON* body)
                 return Unit{};
             }
             auto s = as_string(v);
-            if (!s) return err("invalidValue", "externalId must be a string");
+            if (!s) return err(Errc::InvalidValue, "externalId must be a string");
             g.external_id = *s;
             return Unit{};
         }
         if (path.attr == "gidnumber") {
             if (op != Op::Remove && same_id(v, g.gid)) return Unit{};
-            return err("mutability", "gidNumber is immutable");
+            return err(Errc::Mutability, "gidNumber is immutable");
         }
         if (path.attr != "members")
-            return err("invalidPath", "unknown attribute '" + path.attr + "'");
+            return err(Errc::InvalidPath, "unknown attribute '" + path.attr + "'");
         if (op == Op::Remove) {
             if (p.value().filter) {
                 const size_t before = g.members.size();
@@ -457,7 +458,7 @@ StoreResult<Unit> apply_group_patch(scim::Group& g, const cJSON* body)
             g.members.clear();
             return Unit{};
         }
-        if (p.value().filter) return err("invalidPath", "add/replace members without a filter");
+        if (p.value().filter) return err(Errc::InvalidPath, "add/replace members without a filter");
         std::vector<std::string> ids;
         auto r = member_ids(v, ids);
         if (!r) return r;

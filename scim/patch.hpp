@@ -18,8 +18,8 @@ namespace allot::scimd {
 
 // Errors are 400 with scimType invalidSyntax, invalidPath, noTarget,
 // invalidValue or mutability.
-StoreResult<Unit> apply_user_patch(scim::User& user, const cJSON* body,
-                                   const std::string& user_extension);
-StoreResult<Unit> apply_group_patch(scim::Group& group, const cJSON* body);
+Result<Unit> apply_user_patch(scim::User& user, const cJSON* body,
+                              const std::string& user_extension);
+Result<Unit> apply_group_patch(scim::Group& group, const cJSON* body);
 
 }  // namespace allot::scimd

@@ -26,17 +26,19 @@ constexpr const char* kTokenExchange = "urn:ietf:params:oauth:grant-type:token-e
 constexpr const char* kIdTokenType = "urn:ietf:params:oauth:token-type:id_token";
 constexpr const char* kJwtTokenType = "urn:ietf:params:oauth:token-type:jwt";
 
-HttpResponse scim_error(int status, const std::string& type, const std::string& detail)
+// The SCIM error response for `e`: status and scimType from the code's row.
+HttpResponse scim_error(const Error& e)
 {
+    const HttpClass c = http_class(e);
     HttpResponse r;
-    r.status = status;
-    r.body = scim::error_body(status, type, detail);
+    r.status = c.status;
+    r.body = scim::error_body(c.status, c.scim_type, e.message);
     return r;
 }
 
-HttpResponse from_store(const StoreError& e)
+HttpResponse scim_error(Errc code, const std::string& detail)
 {
-    return scim_error(e.status, e.scim_type, e.detail);
+    return scim_error(make_error(code, detail));
 }
 
 HttpResponse json_response(int status, const cJSON* json,
@@ -210,15 +212,15 @@ int64_t if_match_version(const HttpRequest& r)
 std::optional<HttpResponse> check_body(const HttpRequest& r, size_t max, JsonPtr& out)
 {
     if (r.body.size() > max)
-        return scim_error(413, "tooLarge", "body larger than " + std::to_string(max) + " bytes");
+        return scim_error(Errc::TooLarge, "body larger than " + std::to_string(max) + " bytes");
     auto ct = r.headers.find("content-type");
     if (ct != r.headers.end()) {
         const std::string t = to_lower(ct->second.substr(0, ct->second.find(';')));
         if (t != "application/scim+json" && t != "application/json")
-            return scim_error(415, "invalidSyntax", "content type must be application/scim+json");
+            return scim_error(Errc::UnsupportedMedia, "content type must be application/scim+json");
     }
     out = json_parse(r.body, max);
-    if (!out) return scim_error(400, "invalidSyntax", "body is not valid JSON");
+    if (!out) return scim_error(Errc::InvalidSyntax, "body is not valid JSON");
     return std::nullopt;
 }
 
@@ -300,9 +302,9 @@ HttpResponse Service::handle(const HttpRequest& request)
     try {
         r = route(request);
     } catch (const std::exception& e) {
-        r = scim_error(500, "", std::string("internal error: ") + e.what());
+        r = scim_error(Errc::Internal, std::string("internal error: ") + e.what());
     } catch (...) {
-        r = scim_error(500, "", "internal error");
+        r = scim_error(Errc::Internal, "internal error");
     }
     if (r.status >= 500)
         ++errors_5xx_;
@@ -318,7 +320,7 @@ HttpResponse Service::route(const HttpRequest& r)
     if (p.empty() || p[0] != '/' || p.find("..") != std::string::npos ||
         p.find("//") != std::string::npos || p.find('\\') != std::string::npos ||
         p.find('\0') != std::string::npos || p.size() > 1024)
-        return scim_error(400, "invalidValue", "bad path");
+        return scim_error(Errc::BadRequest, "bad path");
     if (p == "/healthz" && r.method == "GET") {
         HttpResponse ok;
         ok.content_type = "text/plain";
@@ -327,11 +329,11 @@ HttpResponse Service::route(const HttpRequest& r)
     }
     if (p == "/metrics" && r.method == "GET") return metrics();
     if (p == issuer_path_ + "/.well-known/openid-configuration") {
-        if (r.method != "GET") return scim_error(405, "", "method not allowed");
+        if (r.method != "GET") return scim_error(Errc::MethodNotAllowed, "method not allowed");
         return discovery();
     }
     if (p == issuer_path_ + "/oidc/jwks") {
-        if (r.method != "GET") return scim_error(405, "", "method not allowed");
+        if (r.method != "GET") return scim_error(Errc::MethodNotAllowed, "method not allowed");
         HttpResponse j;
         j.content_type = "application/jwk-set+json";
         j.body = keys()->jwks;
@@ -345,14 +347,14 @@ HttpResponse Service::route(const HttpRequest& r)
     const std::string& base = o_.scim_base;
     if (p.compare(0, base.size(), base) == 0 && (p.size() == base.size() || p[base.size()] == '/'))
         return scim(r, p.substr(base.size()));
-    return scim_error(404, "", "no such endpoint");
+    return scim_error(Errc::NotFound, "no such endpoint");
 }
 
 std::optional<HttpResponse> Service::authorize(const HttpRequest& r, bool write)
 {
-    auto fail = [&](int status, const char* error, const std::string& detail) {
+    auto fail = [&](Errc code, const char* error, const std::string& detail) {
         ++auth_failures_;
-        HttpResponse resp = scim_error(status, "", detail);
+        HttpResponse resp = scim_error(code, detail);
         resp.headers.push_back(
             {"WWW-Authenticate",
              std::string("Bearer realm=\"allot-scimd\", error=\"") + error + "\""});
@@ -361,22 +363,23 @@ std::optional<HttpResponse> Service::authorize(const HttpRequest& r, bool write)
     auto it = r.headers.find("authorization");
     if (it == r.headers.end() || it->second.size() < 8 ||
         to_lower(it->second.substr(0, 7)) != "bearer ")
-        return fail(401, "invalid_token", "a bearer token is required");
+        return fail(Errc::Unauthorized, "invalid_token", "a bearer token is required");
     const std::string secret = it->second.substr(7);
-    if (secret.size() > 512) return fail(401, "invalid_token", "token not recognised");
+    if (secret.size() > 512)
+        return fail(Errc::Unauthorized, "invalid_token", "token not recognised");
     auto t = store_.find_token(hex(sha256(secret)));
     if (!t) {
-        if (t.error().status != 404) return from_store(t.error());
-        return fail(401, "invalid_token", "token not recognised");
+        if (!t.error().is(Errc::NotFound)) return scim_error(t.error());
+        return fail(Errc::Unauthorized, "invalid_token", "token not recognised");
     }
-    if (t.value().revoked) return fail(401, "invalid_token", "token revoked");
+    if (t.value().revoked) return fail(Errc::Unauthorized, "invalid_token", "token revoked");
     if (t.value().expires && t.value().expires <= clock_.now())
-        return fail(401, "invalid_token", "token expired");
+        return fail(Errc::Unauthorized, "invalid_token", "token expired");
     const auto& s = t.value().scopes;
     const bool can_write = std::find(s.begin(), s.end(), "scim:write") != s.end();
     const bool can_read = can_write || std::find(s.begin(), s.end(), "scim:read") != s.end();
     if (write ? !can_write : !can_read)
-        return fail(403, "insufficient_scope",
+        return fail(Errc::Forbidden, "insufficient_scope",
                     write ? "needs scope scim:write" : "needs scope scim:read");
     return std::nullopt;
 }
@@ -390,24 +393,25 @@ HttpResponse Service::scim(const HttpRequest& r, const std::string& rest)
         id = resource.substr(slash + 1);
         resource = resource.substr(0, slash);
         if (id.empty() || id.find('/') != std::string::npos)
-            return scim_error(404, "", "no such endpoint");
+            return scim_error(Errc::NotFound, "no such endpoint");
     }
     if (resource == "ServiceProviderConfig" || resource == "Schemas" ||
         resource == "ResourceTypes") {
-        if (r.method != "GET") return scim_error(405, "", "method not allowed");
+        if (r.method != "GET") return scim_error(Errc::MethodNotAllowed, "method not allowed");
         return scim_discovery(resource, id);
     }
-    if (resource != "Users" && resource != "Groups") return scim_error(404, "", "no such endpoint");
+    if (resource != "Users" && resource != "Groups")
+        return scim_error(Errc::NotFound, "no such endpoint");
     const bool write = r.method != "GET" && r.method != "HEAD";
     if (auto denied = authorize(r, write)) return *denied;
-    if (!id.empty() && !valid_id(id)) return scim_error(404, "", "no such resource");
+    if (!id.empty() && !valid_id(id)) return scim_error(Errc::NotFound, "no such resource");
     return resource == "Users" ? users(r, id) : groups(r, id);
 }
 
 namespace {
 
 template <typename T>
-StoreResult<ListQuery> list_query(const HttpRequest& r, const char* key_attr)
+Result<ListQuery> list_query(const HttpRequest& r, const char* key_attr)
 {
     ListQuery q;
     auto number = [&](const char* name, size_t& out, size_t lo) -> bool {
@@ -426,16 +430,16 @@ StoreResult<ListQuery> list_query(const HttpRequest& r, const char* key_attr)
         return true;
     };
     if (!number("startIndex", q.start_index, 1) || !number("count", q.count, 0))
-        return StoreError{400, "invalidValue", "startIndex/count must be integers"};
+        return make_error(Errc::InvalidValue, "startIndex/count must be integers");
     if (const auto* c = query(r, "cursor")) q.cursor = *c;
     if (const auto* s = query(r, "sortBy"); s && to_lower(*s) != key_attr)
-        return StoreError{400, "invalidValue", std::string("sortBy supports only ") + key_attr};
+        return make_error(Errc::InvalidValue, std::string("sortBy supports only ") + key_attr);
     if (const auto* o = query(r, "sortOrder")) {
         const std::string l = to_lower(*o);
         if (l == "descending")
             q.order = SortOrder::Descending;
         else if (l != "ascending")
-            return StoreError{400, "invalidValue", "sortOrder: ascending|descending"};
+            return make_error(Errc::InvalidValue, "sortOrder: ascending|descending");
     }
     return q;
 }
@@ -468,11 +472,12 @@ HttpResponse delete_checked(int64_t want, Get get, Delete remove)
 {
     if (want) {
         auto cur = get();
-        if (!cur) return from_store(cur.error());
-        if (cur.value().version != want) return scim_error(412, "", "version mismatch");
+        if (!cur) return scim_error(cur.error());
+        if (cur.value().version != want)
+            return scim_error(Errc::VersionMismatch, "version mismatch");
     }
     auto d = remove();
-    if (!d) return from_store(d.error());
+    if (!d) return scim_error(d.error());
     HttpResponse gone;
     gone.status = 204;
     gone.content_type.clear();
@@ -499,66 +504,67 @@ HttpResponse Service::users(const HttpRequest& r, const std::string& id)
     if (id.empty()) {
         if (r.method == "GET") {
             auto q = list_query<scim::User>(r, "username");
-            if (!q) return from_store(q.error());
+            if (!q) return scim_error(q.error());
             std::unique_ptr<Filter> filter;
             if (const auto* f = query(r, "filter")) {
                 auto parsed = parse_filter(*f);
                 if (!parsed)
-                    return scim_error(400, "invalidFilter", "filter: " + parsed.error().message);
+                    return scim_error(Errc::InvalidFilter, "filter: " + parsed.error().message);
                 filter = std::move(parsed.value());
                 q.value().filter = filter.get();
             }
             auto page = store_.list_users(q.value());
-            if (!page) return from_store(page.error());
+            if (!page) return scim_error(page.error());
             return list_response(page.value(), q.value().cursor.has_value(), proj,
                                  [&](const scim::User& u) { return scim::user_to_json(u, ro); });
         }
-        if (r.method != "POST") return scim_error(405, "", "method not allowed");
+        if (r.method != "POST") return scim_error(Errc::MethodNotAllowed, "method not allowed");
         JsonPtr body;
         if (auto bad = check_body(r, o_.max_body, body)) return *bad;
         auto u = scim::user_from_json(body.get(), o_.user_extension);
-        if (!u) return scim_error(400, "invalidValue", u.error().message);
+        if (!u) return scim_error(Errc::InvalidValue, u.error().message);
         auto ok = normalize_user(u.value(), o_.policy);
-        if (!ok) return scim_error(400, "invalidValue", ok.error().message);
+        if (!ok) return scim_error(Errc::InvalidValue, ok.error().message);
         auto made = store_.create_user(std::move(u.value()));
-        if (!made) return from_store(made.error());
+        if (!made) return scim_error(made.error());
         return one(201, made.value());
     }
     if (r.method == "GET") {
         auto u = store_.get_user(id);
-        if (!u) return from_store(u.error());
+        if (!u) return scim_error(u.error());
         return one(200, u.value());
     }
     const int64_t want = if_match_version(r);
-    if (want < 0) return scim_error(400, "invalidValue", "If-Match must be an ETag");
+    if (want < 0) return scim_error(Errc::InvalidValue, "If-Match must be an ETag");
     if (r.method == "DELETE")
         return delete_checked(
             want, [&] { return store_.get_user(id); }, [&] { return store_.delete_user(id); });
-    if (r.method != "PUT" && r.method != "PATCH") return scim_error(405, "", "method not allowed");
+    if (r.method != "PUT" && r.method != "PATCH")
+        return scim_error(Errc::MethodNotAllowed, "method not allowed");
     JsonPtr body;
     if (auto bad = check_body(r, o_.max_body, body)) return *bad;
     for (int attempt = 0; attempt < 3; ++attempt) {
         auto cur = store_.get_user(id);
-        if (!cur) return from_store(cur.error());
+        if (!cur) return scim_error(cur.error());
         scim::User next = cur.value();
         if (r.method == "PUT") {
             auto u = scim::user_from_json(body.get(), o_.user_extension);
-            if (!u) return scim_error(400, "invalidValue", u.error().message);
+            if (!u) return scim_error(Errc::InvalidValue, u.error().message);
             next = u.value();
             if (next.home.empty()) next.home = cur.value().home;
             if (next.shell.empty()) next.shell = cur.value().shell;
         } else {
             auto p = apply_user_patch(next, body.get(), o_.user_extension);
-            if (!p) return from_store(p.error());
+            if (!p) return scim_error(p.error());
         }
         auto ok = normalize_user(next, o_.policy);
-        if (!ok) return scim_error(400, "invalidValue", ok.error().message);
+        if (!ok) return scim_error(Errc::InvalidValue, ok.error().message);
         auto saved = store_.replace_user(id, next, want ? want : cur.value().version);
         if (saved) return one(200, saved.value());
         // Lost a race with another writer and the client did not pin a version: redo.
-        if (saved.error().status != 412 || want) return from_store(saved.error());
+        if (!saved.error().is(Errc::VersionMismatch) || want) return scim_error(saved.error());
     }
-    return scim_error(409, "", "resource is being modified concurrently; retry");
+    return scim_error(Errc::Conflict, "resource is being modified concurrently; retry");
 }
 
 HttpResponse Service::groups(const HttpRequest& r, const std::string& id)
@@ -578,63 +584,64 @@ HttpResponse Service::groups(const HttpRequest& r, const std::string& id)
     if (id.empty()) {
         if (r.method == "GET") {
             auto q = list_query<scim::Group>(r, "displayname");
-            if (!q) return from_store(q.error());
+            if (!q) return scim_error(q.error());
             std::unique_ptr<Filter> filter;
             if (const auto* f = query(r, "filter")) {
                 auto parsed = parse_filter(*f);
                 if (!parsed)
-                    return scim_error(400, "invalidFilter", "filter: " + parsed.error().message);
+                    return scim_error(Errc::InvalidFilter, "filter: " + parsed.error().message);
                 filter = std::move(parsed.value());
                 q.value().filter = filter.get();
             }
             auto page = store_.list_groups(q.value());
-            if (!page) return from_store(page.error());
+            if (!page) return scim_error(page.error());
             return list_response(page.value(), q.value().cursor.has_value(), proj,
                                  [&](const scim::Group& g) { return scim::group_to_json(g, ro); });
         }
-        if (r.method != "POST") return scim_error(405, "", "method not allowed");
+        if (r.method != "POST") return scim_error(Errc::MethodNotAllowed, "method not allowed");
         JsonPtr body;
         if (auto bad = check_body(r, o_.max_body, body)) return *bad;
         auto g = scim::group_from_json(body.get());
-        if (!g) return scim_error(400, "invalidValue", g.error().message);
+        if (!g) return scim_error(Errc::InvalidValue, g.error().message);
         auto ok = normalize_group(g.value());
-        if (!ok) return scim_error(400, "invalidValue", ok.error().message);
+        if (!ok) return scim_error(Errc::InvalidValue, ok.error().message);
         auto made = store_.create_group(std::move(g.value()));
-        if (!made) return from_store(made.error());
+        if (!made) return scim_error(made.error());
         return one(201, made.value());
     }
     if (r.method == "GET") {
         auto g = store_.get_group(id);
-        if (!g) return from_store(g.error());
+        if (!g) return scim_error(g.error());
         return one(200, g.value());
     }
     const int64_t want = if_match_version(r);
-    if (want < 0) return scim_error(400, "invalidValue", "If-Match must be an ETag");
+    if (want < 0) return scim_error(Errc::InvalidValue, "If-Match must be an ETag");
     if (r.method == "DELETE")
         return delete_checked(
             want, [&] { return store_.get_group(id); }, [&] { return store_.delete_group(id); });
-    if (r.method != "PUT" && r.method != "PATCH") return scim_error(405, "", "method not allowed");
+    if (r.method != "PUT" && r.method != "PATCH")
+        return scim_error(Errc::MethodNotAllowed, "method not allowed");
     JsonPtr body;
     if (auto bad = check_body(r, o_.max_body, body)) return *bad;
     for (int attempt = 0; attempt < 3; ++attempt) {
         auto cur = store_.get_group(id);
-        if (!cur) return from_store(cur.error());
+        if (!cur) return scim_error(cur.error());
         scim::Group next = cur.value();
         if (r.method == "PUT") {
             auto g = scim::group_from_json(body.get());
-            if (!g) return scim_error(400, "invalidValue", g.error().message);
+            if (!g) return scim_error(Errc::InvalidValue, g.error().message);
             next = g.value();
         } else {
             auto p = apply_group_patch(next, body.get());
-            if (!p) return from_store(p.error());
+            if (!p) return scim_error(p.error());
         }
         auto ok = normalize_group(next);
-        if (!ok) return scim_error(400, "invalidValue", ok.error().message);
+        if (!ok) return scim_error(Errc::InvalidValue, ok.error().message);
         auto saved = store_.replace_group(id, next, want ? want : cur.value().version);
         if (saved) return one(200, saved.value());
-        if (saved.error().status != 412 || want) return from_store(saved.error());
+        if (!saved.error().is(Errc::VersionMismatch) || want) return scim_error(saved.error());
     }
-    return scim_error(409, "", "resource is being modified concurrently; retry");
+    return scim_error(Errc::Conflict, "resource is being modified concurrently; retry");
 }
 
 HttpResponse Service::token(const HttpRequest& r)
@@ -684,8 +691,8 @@ HttpResponse Service::token(const HttpRequest& r)
         return refuse("invalid_grant", "credential is stale");
     auto user = store_.get_user_by_uid(c.value().uid);
     if (!user) {
-        if (user.error().status != 404)
-            return oauth_error(500, "server_error", user.error().detail);
+        if (!user.error().is(Errc::NotFound))
+            return oauth_error(500, "server_error", user.error().message);
         return refuse("invalid_grant",
                       "uid " + std::to_string(c.value().uid) + " is not in the directory");
     }
@@ -853,12 +860,12 @@ HttpResponse Service::scim_discovery(const std::string& what, const std::string&
     auto pick = [&](std::vector<JsonPtr> items) {
         for (auto& i : items)
             if (json_string(i.get(), "id").value_or("") == id) return json_response(200, i.get());
-        return scim_error(404, "", "no such " + what);
+        return scim_error(Errc::NotFound, "no such " + what);
     };
     if (what == "Schemas") return id.empty() ? list_of(all_schemas()) : pick(all_schemas());
     if (what == "ResourceTypes")
         return id.empty() ? list_of(resource_types()) : pick(resource_types());
-    if (!id.empty()) return scim_error(404, "", "no such endpoint");
+    if (!id.empty()) return scim_error(Errc::NotFound, "no such endpoint");
     JsonPtr c(cJSON_CreateObject());
     cJSON_AddItemToObject(
         c.get(), "schemas",

@@ -4,8 +4,8 @@
 // (store_sqlite.cpp) is the default. The store owns the two invariants that
 // matter for quotas and file ownership: a uidNumber/gidNumber is allocated
 // once from the configured range and never reused after deletion, and an
-// update never changes it. Errors carry an HTTP/SCIM classification so the
-// service layer can answer with the right status and scimType.
+// update never changes it. Errors are codes of the scimd area (errors.hpp), which
+// the service layer turns into the status and scimType it answers with.
 #pragma once
 
 #include <cstdint>
@@ -15,34 +15,10 @@
 #include <vector>
 
 #include "codec.hpp"
+#include "errors.hpp"
 #include "filter.hpp"
 
 namespace allot::scimd {
-
-// A store failure with the SCIM status it maps to.
-struct StoreError {
-    int status = 500;       // 400, 404, 409, 412, 500
-    std::string scim_type;  // uniqueness, mutability, invalidValue, invalidFilter, ...
-    std::string detail;
-};
-
-template <typename T>
-class StoreResult {
-public:
-    StoreResult(T value) : value_(std::move(value)) {}           // NOLINT: implicit by design
-    StoreResult(StoreError error) : error_(std::move(error)) {}  // NOLINT
-    bool ok() const { return value_.has_value(); }
-    explicit operator bool() const { return ok(); }
-    T& value() { return *value_; }
-    const T& value() const { return *value_; }
-    const StoreError& error() const { return error_; }
-
-private:
-    std::optional<T> value_;
-    StoreError error_;
-};
-
-
 
 struct IdRange {
     uint32_t uid_min = 10000, uid_max = 2000000000;
@@ -81,33 +57,33 @@ public:
     virtual ~DirectoryStore() = default;
 
     // Users. create fills id, uid/gid (allocating what is 0), timestamps, version.
-    virtual StoreResult<scim::User> create_user(scim::User draft) = 0;
-    virtual StoreResult<scim::User> get_user(const std::string& id) = 0;
-    virtual StoreResult<scim::User> get_user_by_name(const std::string& name) = 0;
-    virtual StoreResult<scim::User> get_user_by_uid(uint32_t uid) = 0;
+    virtual Result<scim::User> create_user(scim::User draft) = 0;
+    virtual Result<scim::User> get_user(const std::string& id) = 0;
+    virtual Result<scim::User> get_user_by_name(const std::string& name) = 0;
+    virtual Result<scim::User> get_user_by_uid(uint32_t uid) = 0;
     // Replaces mutable attributes; uid/gid must be unchanged or 0 (keep).
     // expected_version: 0 means unconditional, else 412 on mismatch.
-    virtual StoreResult<scim::User> replace_user(const std::string& id, scim::User next,
-                                                 int64_t expected_version) = 0;
-    virtual StoreResult<Unit> delete_user(const std::string& id) = 0;
-    virtual StoreResult<Page<scim::User>> list_users(const ListQuery& query) = 0;
+    virtual Result<scim::User> replace_user(const std::string& id, scim::User next,
+                                            int64_t expected_version) = 0;
+    virtual Result<Unit> delete_user(const std::string& id) = 0;
+    virtual Result<Page<scim::User>> list_users(const ListQuery& query) = 0;
 
     // Groups. members carry ids; names are filled in from the users.
-    virtual StoreResult<scim::Group> create_group(scim::Group draft) = 0;
-    virtual StoreResult<scim::Group> get_group(const std::string& id) = 0;
-    virtual StoreResult<scim::Group> get_group_by_name(const std::string& name) = 0;
-    virtual StoreResult<scim::Group> replace_group(const std::string& id, scim::Group next,
-                                                   int64_t expected_version) = 0;
-    virtual StoreResult<Unit> delete_group(const std::string& id) = 0;
-    virtual StoreResult<Page<scim::Group>> list_groups(const ListQuery& query) = 0;
+    virtual Result<scim::Group> create_group(scim::Group draft) = 0;
+    virtual Result<scim::Group> get_group(const std::string& id) = 0;
+    virtual Result<scim::Group> get_group_by_name(const std::string& name) = 0;
+    virtual Result<scim::Group> replace_group(const std::string& id, scim::Group next,
+                                              int64_t expected_version) = 0;
+    virtual Result<Unit> delete_group(const std::string& id) = 0;
+    virtual Result<Page<scim::Group>> list_groups(const ListQuery& query) = 0;
 
     // API tokens: only the SHA-256 of the secret is stored.
-    virtual StoreResult<ApiToken> create_token(const std::string& name,
-                                               const std::vector<std::string>& scopes,
-                                               int64_t expires, const std::string& secret_hash) = 0;
-    virtual StoreResult<ApiToken> find_token(const std::string& secret_hash) = 0;
-    virtual StoreResult<Unit> revoke_token(const std::string& name_or_id) = 0;
-    virtual StoreResult<std::vector<ApiToken>> list_tokens() = 0;
+    virtual Result<ApiToken> create_token(const std::string& name,
+                                          const std::vector<std::string>& scopes, int64_t expires,
+                                          const std::string& secret_hash) = 0;
+    virtual Result<ApiToken> find_token(const std::string& secret_hash) = 0;
+    virtual Result<Unit> revoke_token(const std::string& name_or_id) = 0;
+    virtual Result<std::vector<ApiToken>> list_tokens() = 0;
 };
 
 // `user_extension` is identity.extension_schema (filters may name it).

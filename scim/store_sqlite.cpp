@@ -74,17 +74,17 @@ CREATE TABLE api_tokens(
 };
 constexpr int kSchemaVersion = sizeof kMigrations / sizeof kMigrations[0];
 
-StoreError internal(const std::string& what)
+Error internal(const std::string& what)
 {
-    return {500, "", "store: " + what};
+    return make_error(Errc::Internal, "store: " + what);
 }
-StoreError not_found(const std::string& what)
+Error not_found(const std::string& what)
 {
-    return {404, "", what + " not found"};
+    return make_error(Errc::NotFound, what + " not found");
 }
-StoreError bad_filter(const std::string& what)
+Error bad_filter(const std::string& what)
 {
-    return {400, "invalidFilter", what};
+    return make_error(Errc::InvalidFilter, what);
 }
 
 int64_t now()
@@ -253,7 +253,7 @@ struct Compiler {
     const ResourceMap& map;
     std::vector<SqlValue>& binds;
 
-    StoreResult<std::string> compare(const std::string& expr, ColType type, const Filter& f)
+    Result<std::string> compare(const std::string& expr, ColType type, const Filter& f)
     {
         const auto& v = f.value;
         const std::string shown = f.path.display() + " " + op_name(f.op);
@@ -326,7 +326,7 @@ struct Compiler {
     }
 
     // Inside a valuePath, attributes name the sub-attributes of `multi`.
-    StoreResult<std::string> compile(const Filter& f, const MultiColumn* multi = nullptr)
+    Result<std::string> compile(const Filter& f, const MultiColumn* multi = nullptr)
     {
         switch (f.kind) {
             case Filter::Kind::And:
@@ -429,14 +429,14 @@ public:
     }
 
     // ------------------------------------------------------------ users
-    StoreResult<scim::User> create_user(scim::User u) override
+    Result<scim::User> create_user(scim::User u) override
     {
         auto c = borrow();
         if (!c) return internal("cannot open database");
         Txn t(*c);
         if (!t.ok()) return internal(c->errmsg());
         if (exists(*c, "SELECT 1 FROM users WHERE user_name = ?", u.user_name))
-            return StoreError{409, "uniqueness", "userName '" + u.user_name + "' is taken"};
+            return make_error(Errc::Uniqueness, "userName '" + u.user_name + "' is taken");
         const int64_t ts = now();
         auto uid = allocate(*c, "uid", u.uid, "user:" + u.user_name, ts);
         if (!uid) return uid.error();
@@ -463,21 +463,18 @@ public:
         return u;
     }
 
-    StoreResult<scim::User> get_user(const std::string& id) override
-    {
-        return one_user("u.id = ?", id);
-    }
-    StoreResult<scim::User> get_user_by_name(const std::string& name) override
+    Result<scim::User> get_user(const std::string& id) override { return one_user("u.id = ?", id); }
+    Result<scim::User> get_user_by_name(const std::string& name) override
     {
         return one_user("u.user_name = ?", name);
     }
-    StoreResult<scim::User> get_user_by_uid(uint32_t uid) override
+    Result<scim::User> get_user_by_uid(uint32_t uid) override
     {
         return one_user("u.uid = ?", int64_t{uid});
     }
 
-    StoreResult<scim::User> replace_user(const std::string& id, scim::User n,
-                                         int64_t expected_version) override
+    Result<scim::User> replace_user(const std::string& id, scim::User n,
+                                    int64_t expected_version) override
     {
         auto c = borrow();
         if (!c) return internal("cannot open database");
@@ -488,14 +485,15 @@ public:
         if (cur.value().empty()) return not_found("user " + id);
         scim::User old = cur.value()[0];
         if (expected_version && expected_version != old.version)
-            return StoreError{412, "", "version mismatch (have " + scim::etag(old.version) + ")"};
+            return make_error(Errc::VersionMismatch,
+                              "version mismatch (have " + scim::etag(old.version) + ")");
         if (n.uid && n.uid != old.uid)
-            return StoreError{400, "mutability", "uidNumber is immutable"};
+            return make_error(Errc::Mutability, "uidNumber is immutable");
         if (n.gid && n.gid != old.gid)
-            return StoreError{400, "mutability", "gidNumber is immutable"};
+            return make_error(Errc::Mutability, "gidNumber is immutable");
         if (n.user_name != old.user_name &&
             exists(*c, "SELECT 1 FROM users WHERE user_name = ?", n.user_name))
-            return StoreError{409, "uniqueness", "userName '" + n.user_name + "' is taken"};
+            return make_error(Errc::Uniqueness, "userName '" + n.user_name + "' is taken");
         n.id = old.id;
         n.uid = old.uid;
         n.gid = old.gid;
@@ -516,13 +514,13 @@ public:
         return n;
     }
 
-    StoreResult<Unit> delete_user(const std::string& id) override
+    Result<Unit> delete_user(const std::string& id) override
     {
         return delete_row("DELETE FROM users WHERE id = ?", id, "user " + id);
     }
 
     // One row by id, in its own transaction; not_found when nothing was deleted.
-    StoreResult<Unit> delete_row(const char* sql, const std::string& id, const std::string& what)
+    Result<Unit> delete_row(const char* sql, const std::string& id, const std::string& what)
     {
         auto c = borrow();
         if (!c) return internal("cannot open database");
@@ -536,7 +534,7 @@ public:
         return Unit{};
     }
 
-    StoreResult<Page<scim::User>> list_users(const ListQuery& q) override
+    Result<Page<scim::User>> list_users(const ListQuery& q) override
     {
         auto c = borrow();
         if (!c) return internal("cannot open database");
@@ -557,14 +555,14 @@ public:
     }
 
     // ------------------------------------------------------------ groups
-    StoreResult<scim::Group> create_group(scim::Group g) override
+    Result<scim::Group> create_group(scim::Group g) override
     {
         auto c = borrow();
         if (!c) return internal("cannot open database");
         Txn t(*c);
         if (!t.ok()) return internal(c->errmsg());
         if (exists(*c, "SELECT 1 FROM grp WHERE display_name = ?", g.display_name))
-            return StoreError{409, "uniqueness", "group '" + g.display_name + "' exists"};
+            return make_error(Errc::Uniqueness, "group '" + g.display_name + "' exists");
         const int64_t ts = now();
         auto gid = allocate(*c, "gid", g.gid, "group:" + g.display_name, ts);
         if (!gid) return gid.error();
@@ -585,17 +583,17 @@ public:
         return g;
     }
 
-    StoreResult<scim::Group> get_group(const std::string& id) override
+    Result<scim::Group> get_group(const std::string& id) override
     {
         return one_group("g.id = ?", id);
     }
-    StoreResult<scim::Group> get_group_by_name(const std::string& name) override
+    Result<scim::Group> get_group_by_name(const std::string& name) override
     {
         return one_group("g.display_name = ?", name);
     }
 
-    StoreResult<scim::Group> replace_group(const std::string& id, scim::Group n,
-                                           int64_t expected_version) override
+    Result<scim::Group> replace_group(const std::string& id, scim::Group n,
+                                      int64_t expected_version) override
     {
         auto c = borrow();
         if (!c) return internal("cannot open database");
@@ -606,12 +604,13 @@ public:
         if (cur.value().empty()) return not_found("group " + id);
         const scim::Group old = cur.value()[0];
         if (expected_version && expected_version != old.version)
-            return StoreError{412, "", "version mismatch (have " + scim::etag(old.version) + ")"};
+            return make_error(Errc::VersionMismatch,
+                              "version mismatch (have " + scim::etag(old.version) + ")");
         if (n.gid && n.gid != old.gid)
-            return StoreError{400, "mutability", "gidNumber is immutable"};
+            return make_error(Errc::Mutability, "gidNumber is immutable");
         if (n.display_name != old.display_name &&
             exists(*c, "SELECT 1 FROM grp WHERE display_name = ?", n.display_name))
-            return StoreError{409, "uniqueness", "group '" + n.display_name + "' exists"};
+            return make_error(Errc::Uniqueness, "group '" + n.display_name + "' exists");
         n.id = old.id;
         n.gid = old.gid;
         n.created = old.created;
@@ -629,12 +628,12 @@ public:
         return n;
     }
 
-    StoreResult<Unit> delete_group(const std::string& id) override
+    Result<Unit> delete_group(const std::string& id) override
     {
         return delete_row("DELETE FROM grp WHERE id = ?", id, "group " + id);
     }
 
-    StoreResult<Page<scim::Group>> list_groups(const ListQuery& q) override
+    Result<Page<scim::Group>> list_groups(const ListQuery& q) override
     {
         auto c = borrow();
         if (!c) return internal("cannot open database");
@@ -655,14 +654,13 @@ public:
     }
 
     // ------------------------------------------------------------ tokens
-    StoreResult<ApiToken> create_token(const std::string& name,
-                                       const std::vector<std::string>& scopes, int64_t expires,
-                                       const std::string& hash) override
+    Result<ApiToken> create_token(const std::string& name, const std::vector<std::string>& scopes,
+                                  int64_t expires, const std::string& hash) override
     {
         auto c = borrow();
         if (!c) return internal("cannot open database");
         if (exists(*c, "SELECT 1 FROM api_tokens WHERE name = ?", name))
-            return StoreError{409, "uniqueness", "token '" + name + "' exists"};
+            return make_error(Errc::Uniqueness, "token '" + name + "' exists");
         ApiToken t{new_uuid(), name, scopes, now(), expires, false};
         std::string joined;
         for (const auto& s : scopes) joined += (joined.empty() ? "" : " ") + s;
@@ -674,7 +672,7 @@ public:
         return t;
     }
 
-    StoreResult<ApiToken> find_token(const std::string& hash) override
+    Result<ApiToken> find_token(const std::string& hash) override
     {
         auto c = borrow();
         if (!c) return internal("cannot open database");
@@ -683,7 +681,7 @@ public:
         return tokens[0];
     }
 
-    StoreResult<Unit> revoke_token(const std::string& name_or_id) override
+    Result<Unit> revoke_token(const std::string& name_or_id) override
     {
         auto c = borrow();
         if (!c) return internal("cannot open database");
@@ -694,7 +692,7 @@ public:
         return Unit{};
     }
 
-    StoreResult<std::vector<ApiToken>> list_tokens() override
+    Result<std::vector<ApiToken>> list_tokens() override
     {
         auto c = borrow();
         if (!c) return internal("cannot open database");
@@ -816,8 +814,8 @@ private:
     }
 
     // Hands out `wanted` (if given: must never have been used) or the next free number.
-    StoreResult<int64_t> allocate(Conn& c, const char* kind, std::optional<int64_t> wanted,
-                                  const std::string& owner, int64_t ts)
+    Result<int64_t> allocate(Conn& c, const char* kind, std::optional<int64_t> wanted,
+                             const std::string& owner, int64_t ts)
     {
         const bool is_uid = std::strcmp(kind, "uid") == 0;
         const uint32_t lo = is_uid ? range_.uid_min : range_.gid_min;
@@ -830,15 +828,15 @@ private:
         int64_t n = wanted.value_or(0);
         if (n) {
             if (n < lo || n > hi)
-                return StoreError{400, "invalidValue",
+                return make_error(Errc::InvalidValue,
                                   std::string(is_uid ? "uidNumber " : "gidNumber ") +
                                       std::to_string(n) + " is outside " + std::to_string(lo) +
-                                      ".." + std::to_string(hi)};
+                                      ".." + std::to_string(hi));
             if (taken(n))
-                return StoreError{409, "uniqueness",
+                return make_error(Errc::Uniqueness,
                                   std::string(is_uid ? "uidNumber " : "gidNumber ") +
                                       std::to_string(n) +
-                                      " was already allocated (ids are never reused)"};
+                                      " was already allocated (ids are never reused)");
         } else {
             auto st = c.prepare("SELECT next FROM sequences WHERE kind = ?");
             st.bind(1, std::string(kind));
@@ -846,9 +844,9 @@ private:
             if (n < lo) n = lo;
             while (n <= hi && taken(n)) ++n;
             if (n > hi)
-                return StoreError{507, "",
-                                  std::string(kind) + " range " + std::to_string(lo) + ".." +
-                                      std::to_string(hi) + " is exhausted"};
+                return make_error(Errc::Exhausted, std::string(kind) + " range " +
+                                                       std::to_string(lo) + ".." +
+                                                       std::to_string(hi) + " is exhausted");
             auto seq = c.prepare(
                 "INSERT INTO sequences(kind,next) VALUES(?,?) "
                 "ON CONFLICT(kind) DO UPDATE SET next = excluded.next");
@@ -862,8 +860,8 @@ private:
     }
 
     // Replaces the member set; unknown user ids are an error (RFC: invalidValue).
-    StoreResult<std::vector<scim::Member>> set_members(Conn& c, const std::string& group_id,
-                                                       const std::vector<scim::Member>& members)
+    Result<std::vector<scim::Member>> set_members(Conn& c, const std::string& group_id,
+                                                  const std::vector<scim::Member>& members)
     {
         auto del = c.prepare(
             "DELETE FROM members WHERE group_rowid = (SELECT rowid FROM grp WHERE id = ?)");
@@ -880,8 +878,7 @@ private:
                 auto known = c.prepare("SELECT 1 FROM users WHERE id = ?");
                 known.bind(1, m.value);
                 if (known.step() != SQLITE_ROW)
-                    return StoreError{400, "invalidValue",
-                                      "member '" + m.value + "' is not a user"};
+                    return make_error(Errc::InvalidValue, "member '" + m.value + "' is not a user");
             }
         }
         auto names = c.prepare(
@@ -894,7 +891,7 @@ private:
     }
 
     template <typename V>
-    StoreResult<scim::User> one_user(const char* where, const V& value)
+    Result<scim::User> one_user(const char* where, const V& value)
     {
         auto c = borrow();
         if (!c) return internal("cannot open database");
@@ -906,7 +903,7 @@ private:
     }
 
     template <typename V>
-    StoreResult<scim::Group> one_group(const char* where, const V& value)
+    Result<scim::Group> one_group(const char* where, const V& value)
     {
         auto c = borrow();
         if (!c) return internal("cannot open database");
@@ -917,10 +914,10 @@ private:
         return groups.value()[0];
     }
 
-    StoreResult<std::vector<scim::User>> load_users(Conn& c, const std::string& where,
-                                                    const std::vector<SqlValue>& binds,
-                                                    const std::string& order, size_t limit,
-                                                    size_t offset = 0)
+    Result<std::vector<scim::User>> load_users(Conn& c, const std::string& where,
+                                               const std::vector<SqlValue>& binds,
+                                               const std::string& order, size_t limit,
+                                               size_t offset = 0)
     {
         std::string sql =
             "SELECT u.id, u.user_name, u.external_id, u.display_name, u.active, u.emails, u.uid, "
@@ -974,10 +971,10 @@ private:
         return out;
     }
 
-    StoreResult<std::vector<scim::Group>> load_groups(Conn& c, const std::string& where,
-                                                      const std::vector<SqlValue>& binds,
-                                                      const std::string& order, size_t limit,
-                                                      size_t offset = 0)
+    Result<std::vector<scim::Group>> load_groups(Conn& c, const std::string& where,
+                                                 const std::vector<SqlValue>& binds,
+                                                 const std::string& order, size_t limit,
+                                                 size_t offset = 0)
     {
         std::string sql =
             "SELECT g.id, g.display_name, g.external_id, g.gid, g.created, g.modified, g.version, "
@@ -1017,10 +1014,10 @@ private:
     }
 
     template <typename T, typename Load, typename Key>
-    StoreResult<Page<T>> list(Conn& c, const std::string& table, const std::string& /*alias*/,
-                              const std::string& key_col, const std::string& where,
-                              const std::vector<SqlValue>& binds, const ListQuery& q, Load load,
-                              Key key_of)
+    Result<Page<T>> list(Conn& c, const std::string& table, const std::string& /*alias*/,
+                         const std::string& key_col, const std::string& where,
+                         const std::vector<SqlValue>& binds, const ListQuery& q, Load load,
+                         Key key_of)
     {
         Page<T> page;
         {
@@ -1040,7 +1037,7 @@ private:
             std::vector<SqlValue> b = binds;
             if (!q.cursor->empty()) {
                 auto cur = decode_cursor(*q.cursor);
-                if (!cur) return StoreError{400, "invalidCursor", "cursor is not one of ours"};
+                if (!cur) return make_error(Errc::InvalidCursor, "cursor is not one of ours");
                 w = "(" + where + ") AND " + key_col + (desc ? " < ?" : " > ?");
                 b.push_back(cur->key);
             }

@@ -35,7 +35,7 @@ protected:
     scim::User add(const std::string& name)
     {
         auto r = store->create_user(user(name));
-        EXPECT_TRUE(r) << r.error().detail;
+        EXPECT_TRUE(r) << r.error().message;
         return r.value();
     }
     std::vector<std::string> names(const char* filter)
@@ -45,7 +45,9 @@ protected:
         ListQuery q;
         q.filter = f.value().get();
         auto page = store->list_users(q);
-        if (!page) return {"ERR " + page.error().scim_type + ": " + page.error().detail};
+        if (!page)
+            return {"ERR " + std::string(http_class(page.error()).scim_type) + ": " +
+                    page.error().message};
         std::vector<std::string> out;
         for (auto& u : page.value().items) out.push_back(u.user_name);
         return out;
@@ -76,7 +78,7 @@ TEST_F(StoreTest, AllocatesIdsOnceAndNeverReuses)
     c.uid = 10001;
     auto rc = store->create_user(c);
     ASSERT_FALSE(rc);
-    EXPECT_EQ(rc.error().status, 409);
+    EXPECT_TRUE(rc.error().is(scimd::Errc::Uniqueness));
     // Survives a restart (the ledger is in the file).
     reopen();
     EXPECT_EQ(add("dave").uid, 10003);
@@ -87,12 +89,12 @@ TEST_F(StoreTest, AllocatesIdsOnceAndNeverReuses)
     // Out of range.
     scim::User x = user("xavier");
     x.uid = 5;
-    EXPECT_EQ(store->create_user(x).error().scim_type, "invalidValue");
+    EXPECT_TRUE(store->create_user(x).error().is(scimd::Errc::InvalidValue));
     // Exhaustion is an error, not a wrap-around.
     for (const char* n : {"f1", "f2", "f3", "f4"}) add(n);
     auto full = store->create_user(user("late"));
     ASSERT_FALSE(full);
-    EXPECT_EQ(full.error().status, 507);
+    EXPECT_TRUE(full.error().is(scimd::Errc::Exhausted));
 }
 
 TEST_F(StoreTest, UpdatesNeverChangeIds)
@@ -102,7 +104,7 @@ TEST_F(StoreTest, UpdatesNeverChangeIds)
     next.uid = *a.uid + 1;
     auto r = store->replace_user(a.id, next, 0);
     ASSERT_FALSE(r);
-    EXPECT_EQ(r.error().scim_type, "mutability");
+    EXPECT_TRUE(r.error().is(scimd::Errc::Mutability));
     next.uid.reset();  // "keep"
     next.gid.reset();
     next.shell = "/bin/zsh";
@@ -112,13 +114,13 @@ TEST_F(StoreTest, UpdatesNeverChangeIds)
     EXPECT_EQ(ok.value().gid, a.gid);
     EXPECT_EQ(ok.value().version, 2);
     // Stale version → 412.
-    EXPECT_EQ(store->replace_user(a.id, next, 1).error().status, 412);
+    EXPECT_TRUE(store->replace_user(a.id, next, 1).error().is(scimd::Errc::VersionMismatch));
     // Rename onto an existing name → 409.
     add("bob");
     next.user_name = "bob";
-    EXPECT_EQ(store->replace_user(a.id, next, 0).error().status, 409);
-    EXPECT_EQ(store->replace_user("nope", next, 0).error().status, 404);
-    EXPECT_EQ(store->create_user(user("alice")).error().scim_type, "uniqueness");
+    EXPECT_TRUE(store->replace_user(a.id, next, 0).error().is(scimd::Errc::Uniqueness));
+    EXPECT_TRUE(store->replace_user("nope", next, 0).error().is(scimd::Errc::NotFound));
+    EXPECT_TRUE(store->create_user(user("alice")).error().is(scimd::Errc::Uniqueness));
 }
 
 TEST_F(StoreTest, GroupsAndMembers)
@@ -129,7 +131,7 @@ TEST_F(StoreTest, GroupsAndMembers)
     g.display_name = "team-a";
     g.members = {{b.id, "User", ""}, {a.id, "User", ""}, {a.id, "User", ""}};
     auto made = store->create_group(g);
-    ASSERT_TRUE(made) << made.error().detail;
+    ASSERT_TRUE(made) << made.error().message;
     EXPECT_EQ(made.value().gid, 20002);  // after the two private gids
     ASSERT_EQ(made.value().members.size(), 2u);
     EXPECT_EQ(made.value().members[0].display, "alice");  // sorted by userName
@@ -139,7 +141,8 @@ TEST_F(StoreTest, GroupsAndMembers)
     // Unknown member ids are refused and nothing changes.
     scim::Group bad = made.value();
     bad.members.push_back({"no-such-user", "User", ""});
-    EXPECT_EQ(store->replace_group(made.value().id, bad, 0).error().scim_type, "invalidValue");
+    EXPECT_TRUE(
+        store->replace_group(made.value().id, bad, 0).error().is(scimd::Errc::InvalidValue));
     EXPECT_EQ(store->get_group(made.value().id).value().members.size(), 2u);
     // Deleting a user removes the membership.
     ASSERT_TRUE(store->delete_user(b.id));
@@ -151,7 +154,7 @@ TEST_F(StoreTest, GroupsAndMembers)
     EXPECT_EQ(store->create_group(again).value().gid, 20003);
     again.gid = 20002;
     again.display_name = "team-b";
-    EXPECT_EQ(store->create_group(again).error().status, 409);
+    EXPECT_TRUE(store->create_group(again).error().is(scimd::Errc::Uniqueness));
 }
 
 TEST_F(StoreTest, FiltersCompileToSql)
@@ -248,7 +251,7 @@ TEST_F(StoreTest, IndexAndCursorPaging)
     q.cursor = "";
     EXPECT_EQ(store->list_users(q).value().items[0].user_name, "u24");
     q.cursor = "not-a-cursor";
-    EXPECT_EQ(store->list_users(q).error().scim_type, "invalidCursor");
+    EXPECT_TRUE(store->list_users(q).error().is(scimd::Errc::InvalidCursor));
     q.cursor.reset();
     q.count = 0;
     EXPECT_TRUE(store->list_users(q).value().items.empty());
@@ -261,10 +264,10 @@ TEST_F(StoreTest, ApiTokens)
     EXPECT_EQ(store->find_token("hash1").value().name, "syncd");
     EXPECT_EQ(store->find_token("hash1").value().scopes, std::vector<std::string>{"scim:read"});
     EXPECT_FALSE(store->find_token("hash2"));
-    EXPECT_EQ(store->create_token("syncd", {}, 0, "hash3").error().status, 409);
+    EXPECT_TRUE(store->create_token("syncd", {}, 0, "hash3").error().is(scimd::Errc::Uniqueness));
     ASSERT_TRUE(store->revoke_token("syncd"));
     EXPECT_TRUE(store->find_token("hash1").value().revoked);
-    EXPECT_EQ(store->revoke_token("nope").error().status, 404);
+    EXPECT_TRUE(store->revoke_token("nope").error().is(scimd::Errc::NotFound));
 }
 
 TEST_F(StoreTest, RefusesNewerSchemaAndUsesWal)
