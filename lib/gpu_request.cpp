@@ -76,12 +76,49 @@ uint64_t saturating_mul(uint64_t a, uint64_t b)
     return a * b;
 }
 
+uint64_t ceil_div(uint64_t a, uint64_t b)
+{
+    return b ? (a + b - 1) / b : a;
+}
+
+// Per GPU type in one field: slurmctld keeps one record per (gres, type) and a
+// repeated entry overwrites its count.
+struct TypedCounts {
+    uint64_t untyped = 0;
+    std::string types[16];
+    uint64_t counts[16] = {};
+    size_t size = 0;
+
+    bool set(const std::string& type, uint64_t count)
+    {
+        if (type.empty()) {
+            untyped = count;
+            return true;
+        }
+        for (size_t i = 0; i < size; ++i)
+            if (types[i] == type) {
+                counts[i] = count;
+                return true;
+            }
+        if (size == 16) return false;
+        types[size] = type;
+        counts[size++] = count;
+        return true;
+    }
+    uint64_t total() const
+    {
+        uint64_t typed = 0;
+        for (size_t i = 0; i < size; ++i) typed += counts[i];
+        return std::max(untyped, typed);  // typed and untyped name the same GPUs once
+    }
+};
+
 }  // namespace
 
 Result<uint64_t> gpus_in_tres(std::string_view tres)
 {
     if (tres.size() > 4096) return make_error("GPU request is longer than 4096 characters");
-    uint64_t total = 0;
+    TypedCounts counts;
     size_t start = 0;
     while (start <= tres.size()) {
         size_t end = tres.find(',', start);
@@ -90,47 +127,93 @@ Result<uint64_t> gpus_in_tres(std::string_view tres)
         if (!piece.empty()) {
             auto entry = parse_entry(piece);
             if (!entry) return entry.error();
-            if (entry.value().is_gpu) total += entry.value().count;
-            if (total > kMaxGpuCount) return make_error("GPU count is out of range");
+            if (entry.value().is_gpu && !counts.set(entry.value().type, entry.value().count))
+                return make_error("more than 16 GPU types in one request");
+            if (counts.total() > kMaxGpuCount) return make_error("GPU count is out of range");
         }
         start = end + 1;
     }
-    return total;
+    return counts.total();
 }
+
+namespace {
+
+uint64_t positive(const std::optional<uint32_t>& v, uint64_t fallback)
+{
+    return v && *v ? *v : fallback;
+}
+
+// Nodes the job will hold: its -N (at the top of a min-max range), or more when
+// its tasks cannot fit on that many (--ntasks-per-node, or the CPUs of the
+// partition's largest node, as slurmctld's node-count estimate does).
+uint64_t node_count(const GpuFields& f)
+{
+    uint64_t nodes = std::max(positive(f.nodes, 1), positive(f.max_nodes, 1));
+    if (f.tasks && *f.tasks) {
+        if (f.tasks_per_node && *f.tasks_per_node)
+            nodes = std::max(nodes, ceil_div(*f.tasks, *f.tasks_per_node));
+        else if (f.node.cpus)
+            nodes = std::max(nodes, ceil_div(saturating_mul(*f.tasks, positive(f.cpus_per_task, 1)),
+                                             f.node.cpus));
+    }
+    return nodes;
+}
+
+// Tasks: -n, else --ntasks-per-node on every node, else one per node (slurmctld's default).
+uint64_t task_count(const GpuFields& f, uint64_t nodes)
+{
+    if (f.tasks && *f.tasks) return *f.tasks;
+    return saturating_mul(positive(f.tasks_per_node, 1), nodes);
+}
+
+uint64_t socket_multiplier(const GpuFields& f, uint64_t nodes, uint64_t tasks)
+{
+    if (f.sockets_per_node && *f.sockets_per_node)
+        return saturating_mul(*f.sockets_per_node, nodes);
+    if (f.tasks_per_socket && *f.tasks_per_socket) return ceil_div(tasks, *f.tasks_per_socket);
+    return nodes;
+}
+
+std::string first_type(const std::string& text)
+{
+    const auto pos = text.find("gpu:");
+    if (pos == std::string::npos) return {};
+    auto rest = std::string_view(text).substr(pos + 4);
+    auto colon = rest.find(':');
+    if (colon != std::string_view::npos && colon > 0) return std::string(rest.substr(0, colon));
+    return {};
+}
+
+}  // namespace
 
 Result<GpuCount> count_gpus(const GpuFields& f)
 {
     GpuCount result;
-    const uint64_t nodes = f.nodes.value_or(1) ? f.nodes.value_or(1) : 1;
-    uint64_t tasks = 1;
-    if (f.tasks && *f.tasks)
-        tasks = *f.tasks;
-    else if (f.tasks_per_node && *f.tasks_per_node)
-        tasks = saturating_mul(*f.tasks_per_node, nodes);
-    const uint64_t sockets = f.sockets_per_node.value_or(1) ? f.sockets_per_node.value_or(1) : 1;
+    result.nodes = node_count(f);
+    const uint64_t tasks = task_count(f, result.nodes);
 
     struct Field {
         const std::string& text;
         uint64_t multiplier;
     } fields[] = {{f.per_job, 1},
-                  {f.per_node, nodes},
+                  {f.per_node, result.nodes},
                   {f.per_task, tasks},
-                  {f.per_socket, saturating_mul(sockets, nodes)}};
+                  {f.per_socket, socket_multiplier(f, result.nodes, tasks)}};
+    bool named = false;
     for (const auto& field : fields) {
         if (field.text.empty()) continue;
         auto n = gpus_in_tres(field.text);
         if (!n) return n.error();
+        named = named || n.value() > 0;
         result.total = std::max(result.total, saturating_mul(n.value(), field.multiplier));
-        if (result.type.empty()) {
-            const auto pos = field.text.find("gpu:");
-            if (pos != std::string::npos) {
-                auto rest = std::string_view(field.text).substr(pos + 4);
-                auto colon = rest.find(':');
-                if (colon != std::string_view::npos && colon > 0)
-                    result.type = std::string(rest.substr(0, colon));
-            }
-        }
+        if (result.type.empty()) result.type = first_type(field.text);
     }
+    // --ntasks-per-gpu without a GPU option: slurmctld asks for tasks / ntasks-per-gpu GPUs.
+    if (!named && f.tasks_per_gpu && *f.tasks_per_gpu && f.tasks && *f.tasks)
+        result.total = *f.tasks / *f.tasks_per_gpu;
+    // --exclusive: every GPU of every node it holds.
+    if (f.exclusive && f.node.gpus)
+        result.total = std::max(result.total, saturating_mul(f.node.gpus, result.nodes));
     return result;
 }
 

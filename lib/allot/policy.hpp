@@ -13,6 +13,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "allot/config.hpp"
 #include "allot/gpu_request.hpp"
@@ -31,6 +32,8 @@ class LimitsView {
 public:
     virtual ~LimitsView() = default;
     virtual std::optional<QosLimits> qos(std::string_view name) const = 0;
+    // The governed partition's nodes as slurmctld's node table has them.
+    virtual NodeShape node_shape() const { return {}; }
 };
 
 struct JobRequest {
@@ -38,7 +41,7 @@ struct JobRequest {
     std::string account;  // effective account: explicit -A or the user's default
     bool account_explicit = false;
     std::string qos;        // empty: not given
-    std::string partition;  // empty: default partition
+    std::string partition;  // empty: default partition; else one name or a comma list
     GpuFields gpus;
     bool mem_set = false;          // --mem or --mem-per-cpu
     bool mem_per_gpu_set = false;  // --mem-per-gpu
@@ -47,16 +50,21 @@ struct JobRequest {
     std::optional<uint32_t> time_minutes;  // --time (kUnlimitedMinutes for INFINITE)
     bool signal_set = false;               // --signal given
     bool requeue = false;
+    bool requeue_set = false;  // --requeue/--no-requeue or Requeue= given
+    // Allot team accounts the user has an association in (for the default-account message).
+    std::vector<std::string> user_teams;
+    // Heterogeneous jobs: this component's offset, and the GPUs the earlier
+    // components asked for in each QOS (the plugin keeps the tally).
+    std::optional<uint32_t> het_component;
+    uint64_t het_gpus_before = 0;
 };
 
 enum class Tier { None, Project, General, Spot };
-
-// Which rule rejected a job; shims map it to their host's error code.
-enum class Rule { None, ZeroGpuAccount, Walltime, GpuCap, ForeignQos, BadGpuRequest };
 const char* tier_name(Tier tier);
 
 // Changes the shim writes back into the job description.
 struct JobChanges {
+    std::optional<std::string> account;  // canonical (lower-case) spelling
     std::optional<std::string> qos;
     std::optional<uint32_t> time_minutes;
     std::optional<uint64_t> mem_per_gpu_mb;
@@ -69,15 +77,17 @@ struct JobChanges {
     std::optional<Signal> batch_signal;  // --signal=B:<name>@<seconds>
     bool any() const
     {
-        return qos || time_minutes || mem_per_gpu_mb || cpus_per_gpu || set_requeue || batch_signal;
+        return account || qos || time_minutes || mem_per_gpu_mb || cpus_per_gpu || set_requeue ||
+               batch_signal;
     }
 };
 
 struct Decision {
     bool accepted = true;
-    Rule rule = Rule::None;  // set when rejected
-    std::string message;     // rejection text, or empty
+    Error error;          // when rejected: a policy::Errc code; the message is error.message
+    std::string message;  // rejection text, or empty
     Tier tier = Tier::None;
+    std::string qos;  // the tier's QOS the job runs in (canonical name), when governed
     uint64_t gpus = 0;
     JobChanges changes;
 };
@@ -85,8 +95,33 @@ struct Decision {
 Decision decide_submit(const JobRequest& job, const Config& config, const LimitsView& limits);
 
 // `current` is the job as slurmctld has it; `update` holds only the fields the
-// update sets (qos, account, time, GPU strings). Operators bypass the shim.
+// update sets (qos, account, partition, time, requeue, GPU, node and task
+// fields). The merged job is decided as if it were submitted anew: a job moved
+// into a tier gets that tier's time default and limit, requeue and signal.
+// Operators bypass the shim.
 Decision decide_modify(const JobRequest& current, const JobRequest& update, const Config& config,
                        const LimitsView& limits);
 
+// Names as slurmctld will hold them: accounts lower-case (slurmctld lowers
+// them after job_submit), QOS compared without case (assoc_mgr does).
+std::string lower(std::string_view s);
+bool same_qos(std::string_view a, std::string_view b);
+// Whether a partition request ("" = the default partition, or "a,b") can put
+// the job in `governed`: a list is governed if any member is.
+bool partition_governed(std::string_view request, std::string_view governed);
+
 }  // namespace allot
+
+// Why a job was refused; the plugin maps each kind to its host's error code.
+namespace allot::policy {
+enum class Errc {
+    Ok = 0,
+    ZeroGpuAccount,  // GPUs in the zero-GPU default account
+    Walltime,        // --time above the tier's maximum
+    GpuCap,          // more GPUs than the tier could ever run
+    ForeignQos,      // another team's project QOS
+    BadGpuRequest,   // a GPU request that cannot be read
+    SpotRequeue,     // Requeue=0 on a spot job
+};
+}  // namespace allot::policy
+ALLOT_ERROR_AREA(allot::policy, Errc);

@@ -71,3 +71,67 @@ TEST(CountGpus, NoGpuAndSaturation)
     ASSERT_TRUE(c.ok());
     EXPECT_GT(c.value().total, kMaxGpuCount);  // saturates, never wraps to a small number
 }
+
+TEST(GpusInTres, DuplicatesCountAsSlurmCountsThem)
+{
+    // slurmctld keeps one record per GPU type: a repeated entry replaces the earlier one.
+    EXPECT_EQ(gpus_in_tres("gres:gpu:2,gres:gpu:3").value(), 3u);
+    EXPECT_EQ(gpus_in_tres("gres:gpu:h100:2,gres:gpu:h100:1").value(), 1u);
+    // Typed and untyped name the same GPUs: counted once, the larger.
+    EXPECT_EQ(gpus_in_tres("gres:gpu:2,gres:gpu:h100:1").value(), 2u);
+    EXPECT_EQ(gpus_in_tres("gres:gpu:1,gres:gpu:h100:3").value(), 3u);
+}
+
+TEST(CountGpus, NodeRangesCountAtTheirMaximum)
+{
+    GpuFields f;
+    f.per_node = "gres:gpu:2";
+    f.nodes = 1;
+    f.max_nodes = 3;
+    EXPECT_EQ(count_gpus(f).value().total, 6u);
+}
+
+TEST(CountGpus, NodesImpliedByTasks)
+{
+    GpuFields f;
+    f.per_node = "gres:gpu:1";
+    f.tasks = 20;
+    f.tasks_per_node = 4;
+    EXPECT_EQ(count_gpus(f).value().total, 5u);  // 20 tasks at 4 per node: 5 nodes
+
+    GpuFields c;
+    c.per_node = "gres:gpu:1";
+    c.tasks = 20;
+    c.node.cpus = 16;
+    EXPECT_EQ(count_gpus(c).value().total, 2u);  // 20 one-CPU tasks on 16-CPU nodes
+    c.cpus_per_task = 4;
+    EXPECT_EQ(count_gpus(c).value().total, 5u);  // 80 CPUs on 16-CPU nodes
+}
+
+TEST(CountGpus, TasksPerGpuAndExclusive)
+{
+    GpuFields t;
+    t.tasks = 6;
+    t.tasks_per_gpu = 2;
+    EXPECT_EQ(count_gpus(t).value().total, 3u);  // slurmctld: tasks / ntasks-per-gpu
+    t.per_job = "gres:gpu:4";
+    EXPECT_EQ(count_gpus(t).value().total, 4u);  // an explicit count wins
+
+    GpuFields x;
+    x.exclusive = true;
+    EXPECT_EQ(count_gpus(x).value().total, 0u);  // node shape unknown: nothing implied
+    x.node.gpus = 8;
+    EXPECT_EQ(count_gpus(x).value().total, 8u);
+    x.nodes = 2;
+    x.per_node = "gres:gpu:1";
+    EXPECT_EQ(count_gpus(x).value().total, 16u);  // whole nodes: all their GPUs
+}
+
+TEST(CountGpus, SocketsFromTasksPerSocket)
+{
+    GpuFields s;
+    s.per_socket = "gres:gpu:1";
+    s.tasks = 5;
+    s.tasks_per_socket = 2;
+    EXPECT_EQ(count_gpus(s).value().total, 3u);
+}

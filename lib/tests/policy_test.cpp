@@ -268,3 +268,136 @@ TEST_F(Policy, ModifyChecksTheMergedJob)
     to_default.account = "default";
     EXPECT_FALSE(decide_modify(current, to_default, config, limits).accepted);
 }
+
+TEST_F(Policy, NamesAreComparedAsSlurmctldHoldsThem)
+{
+    auto upper = gpu_job("TEAM-A", "gres:gpu:12");  // slurmctld lowers accounts after us
+    auto d = decide_submit(upper, config, limits);
+    EXPECT_FALSE(d.accepted);
+    EXPECT_TRUE(d.error.is(policy::Errc::GpuCap));
+
+    auto spot = gpu_job("team-a");
+    spot.qos = "SPOT";  // assoc_mgr matches QOS names without case
+    d = decide_submit(spot, config, limits);
+    ASSERT_TRUE(d.accepted);
+    EXPECT_EQ(d.tier, Tier::Spot);
+    EXPECT_EQ(d.changes.qos, "spot");  // written back as Slurm spells it
+    EXPECT_TRUE(d.changes.set_requeue);
+
+    auto bob = gpu_job("Default");
+    EXPECT_TRUE(decide_submit(bob, config, limits).error.is(policy::Errc::ZeroGpuAccount));
+}
+
+TEST_F(Policy, PartitionListIsGovernedIfAnyMemberIs)
+{
+    EXPECT_TRUE(partition_governed("main,main", "main"));
+    EXPECT_TRUE(partition_governed("cpu,main", "main"));
+    EXPECT_FALSE(partition_governed("cpu,debug", "main"));
+    EXPECT_FALSE(partition_governed("Main", "main"));  // partition names are exact
+    EXPECT_TRUE(partition_governed("", "main"));
+    auto job = gpu_job("default");
+    job.partition = "cpu,main";
+    EXPECT_FALSE(decide_submit(job, config, limits).accepted);
+}
+
+TEST_F(Policy, TeamMemberChargingTheDefaultAccountIsToldTheirTeams)
+{
+    auto job = gpu_job("default", "gres:gpu:2");
+    job.user_teams = {"team-a", "team-b"};
+    auto d = decide_submit(job, config, limits);
+    EXPECT_FALSE(d.accepted);
+    EXPECT_EQ(d.message.find("not yet in a team"), std::string::npos) << d.message;
+    EXPECT_NE(d.message.find("asks for 2 GPUs"), std::string::npos) << d.message;
+    EXPECT_NE(d.message.find("-A team-a or -A team-b"), std::string::npos) << d.message;
+}
+
+TEST_F(Policy, HeterogeneousComponentsAddUpAndAreNamed)
+{
+    auto job = gpu_job("team-a", "gres:gpu:5");
+    job.het_component = 1;
+    job.het_gpus_before = 5;  // component 0 asked for 5 in team-a's project QOS
+    auto d = decide_submit(job, config, limits);
+    EXPECT_FALSE(d.accepted);
+    EXPECT_NE(d.message.find("heterogeneous job component 1: this heterogeneous job asks for "
+                             "10 GPUs in all (5 GPUs in this component)"),
+              std::string::npos)
+        << d.message;
+
+    auto bob = gpu_job("default");
+    bob.het_component = 2;
+    d = decide_submit(bob, config, limits);
+    EXPECT_NE(d.message.find("allot: heterogeneous job component 2: you are not yet"),
+              std::string::npos)
+        << d.message;
+}
+
+TEST_F(Policy, DefaultsNeverExceedWhatANodeGives)
+{
+    auto job = gpu_job("team-a");
+    job.gpus.node.gpus = 8;
+    job.gpus.node.cpus = 8;
+    job.gpus.node.cpus_per_gpu = 1;
+    job.gpus.node.mem_per_gpu_mb = 4000;
+    auto d = decide_submit(job, config, limits);
+    ASSERT_TRUE(d.accepted);
+    EXPECT_EQ(d.changes.mem_per_gpu_mb, 4000u);  // config says 8G
+    EXPECT_EQ(d.changes.cpus_per_gpu, 1u);       // config says 2
+}
+
+TEST_F(Policy, DefaultTimeAboveMaxWallIsLoweredNotRejected)
+{
+    limits.qos_by_name["general"].max_wall_minutes = 600;  // config default is 1 day
+    auto job = gpu_job("team-a");
+    job.qos = "general";
+    auto d = decide_submit(job, config, limits);
+    ASSERT_TRUE(d.accepted) << d.message;
+    EXPECT_EQ(d.changes.time_minutes, 600u);
+}
+
+TEST_F(Policy, UpdatesAreDecidedAsTheMergedJobSubmittedAnew)
+{
+    auto current = gpu_job("team-a");
+    current.qos = "team-a";
+    current.time_minutes = kUnlimitedMinutes;  // project jobs have no limit
+
+    JobRequest to_general;
+    to_general.qos = "general";
+    auto d = decide_modify(current, to_general, config, limits);
+    ASSERT_TRUE(d.accepted) << d.message;
+    EXPECT_EQ(d.changes.time_minutes, 1440u);  // the tier's default, not UNLIMITED
+
+    JobRequest to_spot;
+    to_spot.qos = "spot";
+    d = decide_modify(current, to_spot, config, limits);
+    ASSERT_TRUE(d.accepted) << d.message;
+    EXPECT_EQ(d.changes.time_minutes, 240u);
+    EXPECT_TRUE(d.changes.set_requeue);
+
+    auto spot = current;
+    spot.qos = "spot";
+    spot.time_minutes = 60;
+    spot.requeue = true;
+    JobRequest no_requeue;
+    no_requeue.requeue_set = true;
+    no_requeue.requeue = false;
+    d = decide_modify(spot, no_requeue, config, limits);
+    EXPECT_FALSE(d.accepted);
+    EXPECT_TRUE(d.error.is(policy::Errc::SpotRequeue));
+
+    JobRequest explicit_time;
+    explicit_time.qos = "general";
+    explicit_time.time_minutes = 5 * 1440;
+    EXPECT_TRUE(
+        decide_modify(current, explicit_time, config, limits).error.is(policy::Errc::Walltime));
+
+    JobRequest more_nodes;  // nodes/tasks changes are counted too
+    current.gpus.per_job.clear();
+    current.gpus.per_node = "gres:gpu:4";
+    more_nodes.gpus.nodes = 3;
+    EXPECT_TRUE(decide_modify(current, more_nodes, config, limits).error.is(policy::Errc::GpuCap));
+
+    JobRequest other_account;  // team-b's account with team-a's QOS
+    other_account.account = "team-b";
+    EXPECT_TRUE(
+        decide_modify(current, other_account, config, limits).error.is(policy::Errc::ForeignQos));
+}
