@@ -7,8 +7,8 @@
 #include <cstring>
 
 #include "allot/config.hpp"
-#include "render.hpp"
 #include "config.h"
+#include "render.hpp"
 
 namespace allot::mylimits {
 namespace {
@@ -25,17 +25,9 @@ bool valid_slurm_name(const std::string& s)
     return true;
 }
 
-std::vector<std::string> tier_qos_names(const Config& config)
+Error usage_error(std::string detail)
 {
-    std::vector<std::string> names;
-    auto add = [&](const std::string& n) {
-        if (!n.empty() && std::find(names.begin(), names.end(), n) == names.end())
-            names.push_back(n);
-    };
-    for (const auto& t : config.teams) add(t.qos.empty() ? t.account : t.qos);
-    add(config.tiers.general.qos);
-    add(config.tiers.spot.qos);
-    return names;
+    return make_error(Errc::Usage, std::move(detail));
 }
 
 }  // namespace
@@ -110,159 +102,172 @@ Result<Options> parse_options(const std::vector<std::string>& args)
                 else if (!std::strcmp(optarg, "never"))
                     o.color = ColorMode::Never;
                 else
-                    return make_error("--color must be auto, always or never");
+                    return usage_error("--color must be auto, always or never");
                 break;
             case ':':
-                return make_error("option " + std::string(argv[optind - 1]) + " needs a value");
+                return usage_error("option " + std::string(argv[optind - 1]) + " needs a value");
             default: {
                 std::string bad = optopt ? std::string("-") + static_cast<char>(optopt)
                                          : std::string(argv[optind - 1]);
-                return make_error("unknown option " + bad);
+                return usage_error("unknown option " + bad);
             }
         }
     }
     if (optind < static_cast<int>(argv.size() - 1))
-        return make_error("unexpected argument '" + std::string(argv[optind]) + "'");
+        return usage_error("unexpected argument '" + std::string(argv[optind]) + "'");
     if (!o.user.empty() && !valid_slurm_name(o.user))
-        return make_error("--user: not a valid user name");
+        return usage_error("--user: not a valid user name");
     if (!o.account.empty() && !valid_slurm_name(o.account))
-        return make_error("--account: not a valid account name");
+        return usage_error("--account: not a valid account name");
     return o;
 }
 
-int run(const Options& options, const Environment& env, SlurmQuery& slurm, QuotaSystem& quotas,
-        std::ostream& out, std::ostream& err)
+namespace {
+
+Result<Config> configuration(const Options& options, const Environment& env)
 {
-    if (options.help) {
-        out << usage_text();
-        return kExitOk;
+    std::string path = options.config_path;
+    if (path.empty()) path = env.env_config;
+    if (path.empty()) path = kDefaultConfigPath;
+    ConfigLoad load = load_config(path);
+    if (!load.ok())
+        return make_error(Errc::Config, "cannot use " + path + ":\n" + load.errors.joined());
+    return std::move(*load.config);
+}
+
+// Who is asking, and whether they may look at others: root, or a Slurm Operator
+// (asked of slurmctld only when it matters).
+class Caller {
+public:
+    Caller(PasswdEntry entry, bool root, SlurmQuery& slurm)
+        : entry_(std::move(entry)), privileged_(root), slurm_(slurm)
+    {
     }
-    if (options.version) {
-        out << "mylimits (allot) " << PACKAGE_VERSION << ", built for Slurm "
-            << ALLOT_SLURM_VERSION_STRING << "\n";
-        return kExitOk;
+    const PasswdEntry& entry() const { return entry_; }
+
+    Status require_privilege(const std::string& what)
+    {
+        if (privileged_) return ok_status();
+        auto op = slurm_.is_operator(entry_.name);
+        if (!op.ok())
+            return Error(op.error().code,
+                         "cannot check your Slurm admin level: " + op.error().message);
+        if (!op.value())
+            return make_error(Errc::Denied,
+                              what + " is for administrators (root or Slurm AdminLevel=Operator)");
+        privileged_ = true;
+        return ok_status();
     }
 
-    // ---- configuration: the tier and team names come from allot.yaml.
-    std::string config_path = options.config_path;
-    if (config_path.empty()) config_path = env.env_config;
-    if (config_path.empty()) config_path = kDefaultConfigPath;
-    ConfigLoad load = load_config(config_path);
-    if (!load.ok()) {
-        err << "mylimits: cannot use " << config_path << ":\n" << load.errors.joined() << "\n";
-        return kExitConfig;
-    }
-    const Config& config = *load.config;
+private:
+    PasswdEntry entry_;
+    bool privileged_;
+    SlurmQuery& slurm_;
+};
 
-    // ---- who is asking, and about whom.
-    auto caller = env.user_by_uid(env.caller_uid);
-    if (!caller) {
-        err << "mylimits: your uid " << env.caller_uid << " has no passwd entry\n";
-        return kExitNoSuchUser;
-    }
-    PasswdEntry target = *caller;
-    bool privileged = env.caller_uid == 0;
-    auto require_privilege = [&](const char* what) -> int {
-        if (privileged) return kExitOk;
-        auto op = slurm.is_operator(caller->name);
-        if (!op.ok()) {
-            err << "mylimits: cannot check your Slurm admin level: " << op.error().message << "\n";
-            return kExitSlurm;
-        }
-        if (!op.value()) {
-            err << "mylimits: " << what
-                << " is for administrators (root or Slurm AdminLevel=Operator)\n";
-            return kExitDenied;
-        }
-        privileged = true;
-        return kExitOk;
-    };
-    if (!options.user.empty() && options.user != caller->name) {
-        if (int rc = require_privilege("--user")) return rc;
-        auto t = env.user_by_name(options.user);
-        if (!t) {
-            err << "mylimits: no such user: " << options.user << "\n";
-            return kExitNoSuchUser;
-        }
-        target = *t;
-    }
+Result<PasswdEntry> target_user(const Options& options, const Environment& env, Caller& caller)
+{
+    if (options.user.empty() || options.user == caller.entry().name) return caller.entry();
+    if (auto allowed = caller.require_privilege("--user"); !allowed.ok()) return allowed.error();
+    auto t = env.user_by_name(options.user);
+    if (!t) return make_error(Errc::NoSuchUser, "no such user: " + options.user);
+    return *t;
+}
 
-    // ---- Slurm.
-    SlurmFacts sf;
-    SlurmError se;
-    if (!slurm.fetch(target.name, target.uid, tier_qos_names(config), config.cluster.name, sf,
-                     se)) {
-        err << "mylimits: cannot reach "
-            << (se.where == SlurmFailure::Ctld ? "slurmctld" : "slurmdbd") << ": " << se.message
-            << "\n";
-        return kExitSlurm;
-    }
+// --account: keeps that account's associations and jobs only.
+Status narrow_to_account(const std::string& account, const PasswdEntry& target, Caller& caller,
+                         SlurmFacts& sf)
+{
+    const bool member = std::any_of(sf.assocs.begin(), sf.assocs.end(),
+                                    [&](const auto& a) { return a.account == account; });
+    // Narrowing to one's own account needs no privilege; naming any other does.
+    if (!member && target.name == caller.entry().name)
+        if (auto allowed = caller.require_privilege("--account with an account you are not in");
+            !allowed.ok())
+            return allowed;
+    if (!member)
+        return make_error(Errc::NoAssociation,
+                          target.name + " has no association with account " + account);
+    sf.assocs.erase(std::remove_if(sf.assocs.begin(), sf.assocs.end(),
+                                   [&](const auto& a) { return a.account != account; }),
+                    sf.assocs.end());
+    sf.jobs.erase(std::remove_if(sf.jobs.begin(), sf.jobs.end(),
+                                 [&](const auto& j) { return j.account != account; }),
+                  sf.jobs.end());
+    return ok_status();
+}
 
-    if (!options.account.empty()) {
-        const bool member = std::any_of(sf.assocs.begin(), sf.assocs.end(), [&](const auto& a) {
-            return a.account == options.account;
-        });
-        // Narrowing to one's own account needs no privilege; naming any other does.
-        if (!member && target.name == caller->name)
-            if (int rc = require_privilege("--account with an account you are not in")) return rc;
-        if (!member) {
-            err << "mylimits: " << target.name << " has no association with account "
-                << options.account << "\n";
-            return kExitNoSuchUser;
-        }
-        sf.assocs.erase(std::remove_if(sf.assocs.begin(), sf.assocs.end(),
-                                       [&](const auto& a) { return a.account != options.account; }),
-                        sf.assocs.end());
-        sf.jobs.erase(std::remove_if(sf.jobs.begin(), sf.jobs.end(),
-                                     [&](const auto& j) { return j.account != options.account; }),
-                      sf.jobs.end());
+quota::SourceResult quota_conf_failure(const std::string& path, Error error)
+{
+    quota::SourceResult bad;
+    bad.name = "quota.conf";
+    bad.where = path;
+    bad.reading = std::move(error);
+    return bad;
+}
+
+// Every source is tried; failures are reported in the report, never fatal.
+std::vector<quota::SourceResult> storage(const Options& options, const Environment& env,
+                                         QuotaSystem& quotas, const PasswdEntry& target)
+{
+    std::string path = options.quota_conf;
+    if (path.empty()) path = env.env_quota_conf;
+    if (path.empty()) path = kDefaultQuotaConf;
+    std::vector<quota::SourceSpec> specs;
+    auto text = quotas.read_file(path);
+    if (text.ok()) {
+        auto parsed = quota::parse_sources(text.value());
+        if (!parsed.ok()) return {quota_conf_failure(path, parsed.error())};
+        specs = std::move(parsed.value());
+    } else if (text.error().is(allot::Errc::NotFound) && !target.home.empty() &&
+               target.home[0] == '/') {
+        // No quota.conf: the kernel quota of the home filesystem, as `quota` would.
+        specs.push_back({"home", quota::SourceKind::Quotactl, target.home});
+    } else {
+        return {quota_conf_failure(path, text.error())};
     }
+    std::vector<quota::SourceResult> results;
+    for (const auto& spec : specs)
+        results.push_back(read_quota_source(quotas, spec, target.name, target.uid));
+    return results;
+}
+
+Status print_report(const Options& options, const Environment& env, SlurmQuery& slurm,
+                    QuotaSystem& quotas, std::ostream& out)
+{
+    auto config = configuration(options, env);
+    if (!config.ok()) return config.error();
+
+    auto caller_entry = env.user_by_uid(env.caller_uid);
+    if (!caller_entry)
+        return make_error(Errc::NoSuchUser,
+                          "your uid " + std::to_string(env.caller_uid) + " has no passwd entry");
+    Caller caller(*caller_entry, env.caller_uid == 0, slurm);
+    auto target = target_user(options, env, caller);
+    if (!target.ok()) return target.error();
+
+    auto fetched =
+        slurm.fetch(target.value().name, target.value().uid, config.value().cluster.name);
+    if (!fetched.ok()) return fetched.error();
+    SlurmFacts& sf = fetched.value();
+    if (!options.account.empty())
+        if (auto narrowed = narrow_to_account(options.account, target.value(), caller, sf);
+            !narrowed.ok())
+            return narrowed;
 
     limits::Facts facts;
     facts.user = sf.user;
-    facts.user.name = target.name;
-    facts.user.uid = target.uid;
+    facts.user.name = target.value().name;
+    facts.user.uid = target.value().uid;
     facts.assocs = std::move(sf.assocs);
     facts.qos = std::move(sf.qos);
     facts.jobs = std::move(sf.jobs);
     facts.notes = std::move(sf.notes);
     facts.now = env.now;
     facts.storage_skipped = options.no_quota;
+    if (!options.no_quota) facts.storage = storage(options, env, quotas, target.value());
 
-    // ---- storage: every source is tried; failures are reported in the report.
-    if (!options.no_quota) {
-        std::string qpath = options.quota_conf;
-        if (qpath.empty()) qpath = env.env_quota_conf;
-        if (qpath.empty()) qpath = kDefaultQuotaConf;
-        std::vector<quota::SourceSpec> specs;
-        auto text = quotas.read_file(qpath);
-        if (text.ok()) {
-            auto parsed = quota::parse_sources(text.value());
-            if (parsed.ok()) {
-                specs = std::move(parsed.value());
-            } else {
-                quota::SourceResult bad;
-                bad.name = "quota.conf";
-                bad.where = qpath;
-                bad.error = parsed.error().message;
-                facts.storage.push_back(bad);
-            }
-        } else if (text.error().message.find("No such file") != std::string::npos &&
-                   !target.home.empty() && target.home[0] == '/') {
-            // No quota.conf: the kernel quota of the home filesystem, as `quota` would.
-            specs.push_back({"home", quota::SourceKind::Quotactl, target.home});
-        } else {
-            quota::SourceResult bad;
-            bad.name = "quota.conf";
-            bad.where = qpath;
-            bad.error = text.error().message;
-            facts.storage.push_back(bad);
-        }
-        for (const auto& spec : specs)
-            facts.storage.push_back(read_quota_source(quotas, spec, target.name, target.uid));
-    }
-
-    limits::Report report = limits::build_report(facts, config);
+    limits::Report report = limits::build_report(facts, config.value());
     if (options.json) {
         out << limits::render_json(report);
     } else {
@@ -273,7 +278,29 @@ int run(const Options& options, const Environment& env, SlurmQuery& slurm, Quota
         out << limits::render_text(report, t);
     }
     out.flush();
-    return kExitOk;
+    return ok_status();
+}
+
+}  // namespace
+
+bool print_help_or_version(const Options& options, std::ostream& out)
+{
+    if (options.help)
+        out << usage_text();
+    else if (options.version)
+        out << "mylimits (allot) " << PACKAGE_VERSION << ", built for Slurm "
+            << ALLOT_SLURM_VERSION_STRING << "\n";
+    return options.help || options.version;
+}
+
+int run(const Options& options, const Environment& env, SlurmQuery& slurm, QuotaSystem& quotas,
+        std::ostream& out, std::ostream& err)
+{
+    if (print_help_or_version(options, out)) return kExitOk;
+    auto printed = print_report(options, env, slurm, quotas, out);
+    if (printed.ok()) return kExitOk;
+    err << "mylimits: " << printed.error().describe() << "\n";
+    return exit_code(printed.error());
 }
 
 }  // namespace allot::mylimits

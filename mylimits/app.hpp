@@ -13,20 +13,11 @@
 #include <vector>
 
 #include "allot/result.hpp"
+#include "errors.hpp"
 #include "quota_source.hpp"
 #include "slurm_query.hpp"
 
 namespace allot::mylimits {
-
-// Exit codes (documented in mylimits(1) and docs/mylimits.md).
-enum ExitCode : int {
-    kExitOk = 0,         // report printed (missing quota sources are reported inside it)
-    kExitUsage = 2,      // bad command line
-    kExitConfig = 3,     // allot.yaml missing or invalid
-    kExitSlurm = 4,      // slurmdbd or slurmctld unreachable
-    kExitDenied = 5,     // --user/--account on someone else without root or Operator
-    kExitNoSuchUser = 6  // unknown user, or the user has no association with --account
-};
 
 enum class ColorMode { Auto, Always, Never };
 
@@ -43,7 +34,7 @@ struct Options {
     bool version = false;
 };
 
-// Parses argv (getopt_long); the error names the bad option.
+// Parses argv (getopt_long); a Usage error naming the bad option.
 Result<Options> parse_options(const std::vector<std::string>& args);
 std::string usage_text();
 
@@ -64,6 +55,11 @@ struct Environment {
     std::function<std::optional<PasswdEntry>(uint32_t)> user_by_uid;
 };
 
+// --help and --version print to `out` and return true; neither asked: false.
+bool print_help_or_version(const Options& options, std::ostream& out);
+
+// Prints the report (or help, or the version) to `out`; on failure the error
+// goes to `err` and its code decides the exit status (errors.hpp).
 int run(const Options& options, const Environment& env, SlurmQuery& slurm, QuotaSystem& quotas,
         std::ostream& out, std::ostream& err);
 

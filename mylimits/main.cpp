@@ -27,9 +27,9 @@ int main(int argc, char** argv)
     std::vector<std::string> args(argv, argv + argc);
     auto options = parse_options(args);
     if (!options.ok()) {
-        std::cerr << "mylimits: " << options.error().message << "\n"
+        std::cerr << "mylimits: " << options.error().describe() << "\n"
                   << "Try 'mylimits --help'.\n";
-        return kExitUsage;
+        return exit_code(options.error());
     }
     Environment env;
     env.caller_uid = static_cast<uint32_t>(getuid());
@@ -43,20 +43,8 @@ int main(int argc, char** argv)
     env.user_by_uid = [](uint32_t uid) { return from_passwd(getpwuid(static_cast<uid_t>(uid))); };
 
     try {
-        // Help and version need neither Slurm nor quotas; the libslurm query is
-        // created only when a report is due.
-        auto quotas = make_real_quota_system();
-        if (options.value().help || options.value().version) {
-            struct NoSlurm final : SlurmQuery {
-                allot::Result<bool> is_operator(const std::string&) override { return false; }
-                bool fetch(const std::string&, uint32_t, const std::vector<std::string>&,
-                           const std::string&, SlurmFacts&, SlurmError&) override
-                {
-                    return false;
-                }
-            } none;
-            return run(options.value(), env, none, *quotas, std::cout, std::cerr);
-        }
+        // Help and version need neither Slurm nor quotas.
+        if (print_help_or_version(options.value(), std::cout)) return kExitOk;
         // libslurm retries a missing SLURM_CONF for 60 s and then exits the
         // process; say it at once instead. (Unset SLURM_CONF: libslurm's default
         // path or configless mode, whose failure libslurm reports itself.)
@@ -65,10 +53,11 @@ int main(int argc, char** argv)
                       << std::strerror(errno) << ")\n";
             return kExitSlurm;
         }
+        auto quotas = make_real_quota_system();
         auto slurm = make_libslurm_query();
         return run(options.value(), env, *slurm, *quotas, std::cout, std::cerr);
     } catch (const std::exception& e) {
         std::cerr << "mylimits: internal error: " << e.what() << "\n";
-        return 1;
+        return kExitInternal;
     }
 }

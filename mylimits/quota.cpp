@@ -16,6 +16,16 @@ constexpr size_t kMaxTableBytes = 1 << 20;
 constexpr size_t kMaxRows = 256;
 constexpr size_t kMaxSnapshotBytes = 64u << 20;
 
+Error bad_conf(std::string detail)
+{
+    return make_error(mylimits::Errc::QuotaConfInvalid, std::move(detail));
+}
+
+Error bad_data(std::string detail)
+{
+    return make_error(mylimits::Errc::BadQuotaData, std::move(detail));
+}
+
 std::vector<std::string_view> split_ws(std::string_view line)
 {
     std::vector<std::string_view> out;
@@ -74,7 +84,7 @@ const char* source_kind_name(SourceKind kind)
 
 Result<std::vector<SourceSpec>> parse_sources(std::string_view text)
 {
-    if (text.size() > (64u << 10)) return make_error("quota.conf: larger than 64 KiB");
+    if (text.size() > (64u << 10)) return bad_conf("quota.conf: larger than 64 KiB");
     std::vector<SourceSpec> out;
     std::string errors;
     size_t line_no = 0;
@@ -134,7 +144,7 @@ Result<std::vector<SourceSpec>> parse_sources(std::string_view text)
         out.push_back(std::move(spec));
         if (end == text.size()) break;
     }
-    if (!errors.empty()) return make_error(errors);
+    if (!errors.empty()) return bad_conf(errors);
     return out;
 }
 
@@ -223,7 +233,7 @@ std::optional<Grace> parse_grace(std::string_view text)
 
 Result<std::vector<Usage>> parse_quota_table(std::string_view text)
 {
-    if (text.size() > kMaxTableBytes) return make_error("quota output larger than 1 MiB");
+    if (text.size() > kMaxTableBytes) return bad_data("quota output larger than 1 MiB");
     std::vector<Usage> rows;
     std::string pending_fs;  // a filesystem name printed alone, continued on the next line
     size_t pos = 0;
@@ -291,12 +301,12 @@ Result<std::vector<Usage>> parse_quota_table(std::string_view text)
             fused = num(3), fsoft = num(4), fhard = num(5);
             bgrace = Grace{}, fgrace = Grace{};
         } else {
-            return make_error("quota output: row for '" + fs.substr(0, 64) + "' has " +
-                              std::to_string(cols.size()) + " columns, expected 6 to 8");
+            return bad_data("quota output: row for '" + fs.substr(0, 64) + "' has " +
+                            std::to_string(cols.size()) + " columns, expected 6 to 8");
         }
         if (!used || !soft || !hard || !fused || !fsoft || !fhard || !bgrace || !fgrace)
-            return make_error("quota output: unreadable numbers in the row for '" +
-                              fs.substr(0, 64) + "'");
+            return bad_data("quota output: unreadable numbers in the row for '" + fs.substr(0, 64) +
+                            "'");
         u.bytes_used = *used * 1024;
         if (*soft) u.bytes_soft = *soft * 1024;
         if (*hard) u.bytes_hard = *hard * 1024;
@@ -307,33 +317,33 @@ Result<std::vector<Usage>> parse_quota_table(std::string_view text)
         u.block_grace_left = bgrace->left;
         u.file_grace_expires = fgrace->expires;
         u.file_grace_left = fgrace->left;
-        if (rows.size() >= kMaxRows) return make_error("quota output: more than 256 rows");
+        if (rows.size() >= kMaxRows) return bad_data("quota output: more than 256 rows");
         rows.push_back(std::move(u));
     }
-    if (!saw_header) return make_error("quota output: no 'Filesystem' header line");
+    if (!saw_header) return bad_data("quota output: no 'Filesystem' header line");
     return rows;
 }
 
 Result<Snapshot> parse_snapshot(std::string_view json, const std::string& user, uint32_t uid)
 {
-    if (json.size() > kMaxSnapshotBytes) return make_error("snapshot larger than 64 MiB");
+    if (json.size() > kMaxSnapshotBytes) return bad_data("snapshot larger than 64 MiB");
     JsonPtr root = json_parse(json, kMaxSnapshotBytes);
-    if (!root || !cJSON_IsObject(root.get())) return make_error("snapshot is not a JSON object");
+    if (!root || !cJSON_IsObject(root.get())) return bad_data("snapshot is not a JSON object");
     auto schema = json_string(root.get(), "schema");
     if (!schema || *schema != "allot.quota-snapshot/1")
-        return make_error("snapshot: schema must be \"allot.quota-snapshot/1\"");
+        return bad_data("snapshot: schema must be \"allot.quota-snapshot/1\"");
     auto generated = json_integer(root.get(), "generated_at", 0, INT64_MAX / 2);
-    if (!generated) return make_error("snapshot: generated_at must be a unix time");
+    if (!generated) return bad_data("snapshot: generated_at must be a unix time");
     std::string fs = json_string(root.get(), "filesystem").value_or("");
     const cJSON* entries = cJSON_GetObjectItemCaseSensitive(root.get(), "entries");
-    if (!cJSON_IsArray(entries)) return make_error("snapshot: entries must be an array");
+    if (!cJSON_IsArray(entries)) return bad_data("snapshot: entries must be an array");
     Snapshot snap;
     snap.generated_at = *generated;
     const int64_t kMax = INT64_MAX / 2;
     const cJSON* e = nullptr;
     cJSON_ArrayForEach(e, entries)
     {
-        if (!cJSON_IsObject(e)) return make_error("snapshot: an entry is not an object");
+        if (!cJSON_IsObject(e)) return bad_data("snapshot: an entry is not an object");
         auto kind = json_string(e, "kind").value_or("user");
         if (kind != "user") continue;
         auto name = json_string(e, "name");
@@ -341,12 +351,12 @@ Result<Snapshot> parse_snapshot(std::string_view json, const std::string& user, 
         const bool mine = (name && *name == user) || (!name && id && *id == uid);
         if (!mine) continue;
         if (id && *id != uid)
-            return make_error("snapshot: entry for " + user + " has uid " + std::to_string(*id) +
-                              ", expected " + std::to_string(uid));
+            return bad_data("snapshot: entry for " + user + " has uid " + std::to_string(*id) +
+                            ", expected " + std::to_string(uid));
         Usage u;
         u.filesystem = json_string(e, "filesystem").value_or(fs);
         auto used = json_integer(e, "bytes_used", 0, kMax);
-        if (!used) return make_error("snapshot: bytes_used missing or invalid for " + user);
+        if (!used) return bad_data("snapshot: bytes_used missing or invalid for " + user);
         u.bytes_used = static_cast<uint64_t>(*used);
         auto opt = [&](const char* key, std::optional<uint64_t>& out) -> bool {
             const cJSON* item = cJSON_GetObjectItemCaseSensitive(e, key);
@@ -360,11 +370,11 @@ Result<Snapshot> parse_snapshot(std::string_view json, const std::string& user, 
         if (!opt("bytes_soft", u.bytes_soft) || !opt("bytes_hard", u.bytes_hard) ||
             !opt("files_used", files_used) || !opt("files_soft", u.files_soft) ||
             !opt("files_hard", u.files_hard) || !opt("grace_expires", grace))
-            return make_error("snapshot: a limit of " + user + " is not a whole number ≥ 0");
+            return bad_data("snapshot: a limit of " + user + " is not a whole number ≥ 0");
         u.files_used = files_used.value_or(0);
         if (grace) u.block_grace_expires = static_cast<int64_t>(*grace);
         snap.usage.push_back(std::move(u));
-        if (snap.usage.size() > kMaxRows) return make_error("snapshot: too many entries for user");
+        if (snap.usage.size() > kMaxRows) return bad_data("snapshot: too many entries for user");
     }
     return snap;
 }

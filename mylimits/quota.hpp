@@ -4,8 +4,8 @@
 // per line): the kernel (quotactl on the filesystem holding a path), a site
 // command whose output is the `lfs quota` / `quota -w -p` table, or a JSON
 // snapshot written by an hourly recorder. The parsers here are pure; running
-// commands and calling quotactl(2) happens in mylimits/ behind a seam. A
-// source that fails is reported with its reason, never fatal.
+// commands and calling quotactl(2) happens in quota_source.cpp behind a seam.
+// A source that fails is reported with its reason, never fatal.
 #pragma once
 
 #include <cstdint>
@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "allot/result.hpp"
+#include "errors.hpp"
 
 namespace allot::quota {
 
@@ -50,14 +51,19 @@ struct Usage {
     bool over_hard() const { return bytes_hard && bytes_used >= *bytes_hard; }
 };
 
+// What a source yielded for the user: their rows (empty: no quota set).
+struct Reading {
+    std::vector<Usage> usage;
+    std::optional<int64_t> snapshot_time;  // snapshots: when it was recorded
+};
+
+// One source as the report shows it; `reading` holds why it could not be read
+// (a mylimits::Errc code, never fatal to the report).
 struct SourceResult {
     std::string name;  // from SourceSpec
     SourceKind kind = SourceKind::Quotactl;
     std::string where;  // path, file or command, for the message
-    bool ok = false;
-    std::string error;  // why the source could not be read (ok == false)
-    std::vector<Usage> usage;
-    std::optional<int64_t> snapshot_time;  // snapshots: when it was recorded
+    Result<Reading> reading = Reading{};
 };
 
 // Parses the table printed by `lfs quota -u USER FS` or `quota -w -p -u USER`

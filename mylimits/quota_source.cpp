@@ -22,6 +22,18 @@ constexpr size_t kMaxCommandOutput = 1 << 20;
 constexpr size_t kMaxSnapshot = 64u << 20;
 constexpr int kCommandTimeoutMs = 5000;
 
+Error command_failed(std::string detail)
+{
+    return make_error(Errc::CommandFailed, std::move(detail));
+}
+
+// ENOENT is NotFound: mylimits falls back to the home quota when quota.conf is absent.
+Error file_error(const std::string& path, int err)
+{
+    return make_error(err == ENOENT ? allot::Errc::NotFound : allot::Errc::Io,
+                      path + ": " + strerror(err));
+}
+
 bool is_oct(char c)
 {
     return c >= '0' && c <= '7';
@@ -80,11 +92,12 @@ public:
 
     Result<std::string> run(const std::vector<std::string>& argv, int timeout_ms) override
     {
-        if (argv.empty()) return make_error("empty command");
+        if (argv.empty()) return command_failed("empty command");
         if (argv[0].empty() || argv[0][0] != '/')
-            return make_error("command must be an absolute path: " + argv[0]);
+            return command_failed("command must be an absolute path: " + argv[0]);
         int fds[2];
-        if (pipe2(fds, O_CLOEXEC) != 0) return make_error(std::string("pipe: ") + strerror(errno));
+        if (pipe2(fds, O_CLOEXEC) != 0)
+            return command_failed(std::string("pipe: ") + strerror(errno));
         std::vector<char*> args;
         for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
         args.push_back(nullptr);
@@ -92,7 +105,7 @@ public:
         if (pid < 0) {
             close(fds[0]);
             close(fds[1]);
-            return make_error(std::string("fork: ") + strerror(errno));
+            return command_failed(std::string("fork: ") + strerror(errno));
         }
         if (pid == 0) {
             dup2(fds[1], 1);
@@ -140,25 +153,25 @@ public:
         while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
         }
         if (timed_out)
-            return make_error(argv[0] + " did not answer within " +
-                              std::to_string(timeout_ms / 1000) + " s");
-        if (too_big) return make_error(argv[0] + " printed more than 1 MiB");
+            return make_error(Errc::CommandTimedOut, argv[0] + " did not answer within " +
+                                                         std::to_string(timeout_ms / 1000) + " s");
+        if (too_big) return make_error(allot::Errc::TooLarge, argv[0] + " printed more than 1 MiB");
         if (WIFEXITED(status) && WEXITSTATUS(status) == 127 && out.empty())
-            return make_error("cannot run " + argv[0]);
+            return command_failed("cannot run " + argv[0]);
         // `quota` exits 1 when the user is over quota; the table is still valid.
         if (!WIFEXITED(status))
-            return make_error(argv[0] + " was killed by signal " +
-                              std::to_string(WTERMSIG(status)));
+            return command_failed(argv[0] + " was killed by signal " +
+                                  std::to_string(WTERMSIG(status)));
         if (WEXITSTATUS(status) != 0 && out.find("Filesystem") == std::string::npos)
-            return make_error(argv[0] + " failed (exit " + std::to_string(WEXITSTATUS(status)) +
-                              ")");
+            return command_failed(argv[0] + " failed (exit " + std::to_string(WEXITSTATUS(status)) +
+                                  ")");
         return out;
     }
 
     Result<std::string> read_file(const std::string& path) override
     {
         int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-        if (fd < 0) return make_error(path + ": " + strerror(errno));
+        if (fd < 0) return file_error(path, errno);
         std::string out;
         char buf[65536];
         for (;;) {
@@ -167,12 +180,12 @@ public:
             if (n < 0) {
                 const int e = errno;
                 close(fd);
-                return make_error(path + ": " + strerror(e));
+                return file_error(path, e);
             }
             if (n == 0) break;
             if (out.size() + static_cast<size_t>(n) > kMaxSnapshot) {
                 close(fd);
-                return make_error(path + ": larger than 64 MiB");
+                return make_error(allot::Errc::TooLarge, path + ": larger than 64 MiB");
             }
             out.append(buf, static_cast<size_t>(n));
         }
@@ -214,27 +227,30 @@ Result<std::pair<std::string, std::string>> mount_of(const std::string& mountinf
             found = true;
         }
     }
-    if (!found) return make_error("no filesystem is mounted at " + path);
+    if (!found) return make_error(Errc::NoMount, "no filesystem is mounted at " + path);
     return std::make_pair(best_source, best_mount);
 }
 
-std::string quotactl_error_text(int err, const std::string& mount_point)
+Error quotactl_error(int err, const std::string& mount_point)
 {
     switch (err) {
-        case ESRCH: return "quotas are not enabled on " + mount_point + " (quotactl: ESRCH)";
+        case ESRCH:
+            return {Errc::QuotasOff,
+                    "quotas are not enabled on " + mount_point + " (quotactl: ESRCH)"};
         case ENOSYS:
         case EOPNOTSUPP:
-            return "the kernel or filesystem of " + mount_point +
-                   " does not support quotas (quotactl: " + strerror(err) + ")";
+            return {Errc::QuotasUnsupported,
+                    "the kernel or filesystem of " + mount_point +
+                        " does not support quotas (quotactl: " + strerror(err) + ")"};
         case ENOENT:
         case ENOTBLK:
         case ENODEV:
-            return mount_point +
-                   " is not on a local block device with quotas (quotactl: " + strerror(err) +
-                   "); use a command or snapshot source";
+            return {Errc::NotLocalDevice,
+                    mount_point + " is not on a local block device with quotas (quotactl: " +
+                        strerror(err) + "); use a command or snapshot source"};
         case EPERM:
-        case EACCES: return "not allowed to read quotas on " + mount_point;
-        default: return "quotactl on " + mount_point + ": " + strerror(err);
+        case EACCES: return {Errc::QuotaDenied, "not allowed to read quotas on " + mount_point};
+        default: return {Errc::QuotactlFailed, "quotactl on " + mount_point + ": " + strerror(err)};
     }
 }
 
@@ -242,6 +258,59 @@ std::unique_ptr<QuotaSystem> make_real_quota_system()
 {
     return std::make_unique<RealQuotaSystem>();
 }
+
+namespace {
+
+Result<quota::Reading> read_quotactl(QuotaSystem& sys, const quota::SourceSpec& spec, uint32_t uid)
+{
+    auto dev = sys.device_of(spec.argument);
+    if (!dev.ok()) return dev.error();
+    const auto& [device, mount_point] = dev.value();
+    KernelQuota k;
+    if (const int err = sys.get_user_quota(device, uid, k)) return quotactl_error(err, mount_point);
+    quota::Reading reading;
+    if (!k.bytes_soft && !k.bytes_hard && !k.files_soft && !k.files_hard) return reading;
+    quota::Usage u;
+    u.filesystem = mount_point;
+    u.bytes_used = k.bytes_used;
+    u.bytes_soft = nonzero(k.bytes_soft);
+    u.bytes_hard = nonzero(k.bytes_hard);
+    u.files_used = k.files_used;
+    u.files_soft = nonzero(k.files_soft);
+    u.files_hard = nonzero(k.files_hard);
+    if (k.block_grace_expires) u.block_grace_expires = k.block_grace_expires;
+    if (k.file_grace_expires) u.file_grace_expires = k.file_grace_expires;
+    reading.usage.push_back(u);
+    return reading;
+}
+
+Result<quota::Reading> read_command(QuotaSystem& sys, const std::vector<std::string>& argv)
+{
+    auto out = sys.run(argv, kCommandTimeoutMs);
+    if (!out.ok()) return out.error();
+    auto rows = quota::parse_quota_table(out.value());
+    if (!rows.ok()) return rows.error();
+    quota::Reading reading;
+    for (auto& u : rows.value())
+        if (u.bytes_soft || u.bytes_hard || u.files_soft || u.files_hard)
+            reading.usage.push_back(std::move(u));
+    return reading;
+}
+
+Result<quota::Reading> read_snapshot(QuotaSystem& sys, const quota::SourceSpec& spec,
+                                     const std::string& user, uint32_t uid)
+{
+    auto text = sys.read_file(spec.argument);
+    if (!text.ok()) return text.error();
+    auto snap = quota::parse_snapshot(text.value(), user, uid);
+    if (!snap.ok()) return Error(snap.error().code, spec.argument + ": " + snap.error().message);
+    quota::Reading reading;
+    reading.snapshot_time = snap.value().generated_at;
+    reading.usage = std::move(snap.value().usage);
+    return reading;
+}
+
+}  // namespace
 
 quota::SourceResult read_quota_source(QuotaSystem& sys, const quota::SourceSpec& spec,
                                       const std::string& user, uint32_t uid)
@@ -251,71 +320,16 @@ quota::SourceResult read_quota_source(QuotaSystem& sys, const quota::SourceSpec&
     r.kind = spec.kind;
     r.where = spec.argument;
     switch (spec.kind) {
-        case quota::SourceKind::Quotactl: {
-            auto dev = sys.device_of(spec.argument);
-            if (!dev.ok()) {
-                r.error = dev.error().message;
-                return r;
-            }
-            KernelQuota k;
-            const int err = sys.get_user_quota(dev.value().first, uid, k);
-            if (err) {
-                r.error = quotactl_error_text(err, dev.value().second);
-                return r;
-            }
-            r.ok = true;
-            if (!k.bytes_soft && !k.bytes_hard && !k.files_soft && !k.files_hard) return r;
-            quota::Usage u;
-            u.filesystem = dev.value().second;
-            u.bytes_used = k.bytes_used;
-            u.bytes_soft = nonzero(k.bytes_soft);
-            u.bytes_hard = nonzero(k.bytes_hard);
-            u.files_used = k.files_used;
-            u.files_soft = nonzero(k.files_soft);
-            u.files_hard = nonzero(k.files_hard);
-            if (k.block_grace_expires) u.block_grace_expires = k.block_grace_expires;
-            if (k.file_grace_expires) u.file_grace_expires = k.file_grace_expires;
-            r.usage.push_back(u);
-            return r;
-        }
+        case quota::SourceKind::Quotactl: r.reading = read_quotactl(sys, spec, uid); break;
         case quota::SourceKind::Command: {
             auto argv = quota::command_argv(spec.argument, user, uid);
             r.where = "";
             for (const auto& a : argv) r.where += (r.where.empty() ? "" : " ") + a;
-            auto out = sys.run(argv, kCommandTimeoutMs);
-            if (!out.ok()) {
-                r.error = out.error().message;
-                return r;
-            }
-            auto rows = quota::parse_quota_table(out.value());
-            if (!rows.ok()) {
-                r.error = rows.error().message;
-                return r;
-            }
-            r.ok = true;
-            for (auto& u : rows.value())
-                if (u.bytes_soft || u.bytes_hard || u.files_soft || u.files_hard)
-                    r.usage.push_back(std::move(u));
-            return r;
+            r.reading = read_command(sys, argv);
+            break;
         }
-        case quota::SourceKind::Snapshot: {
-            auto text = sys.read_file(spec.argument);
-            if (!text.ok()) {
-                r.error = text.error().message;
-                return r;
-            }
-            auto snap = quota::parse_snapshot(text.value(), user, uid);
-            if (!snap.ok()) {
-                r.error = spec.argument + ": " + snap.error().message;
-                return r;
-            }
-            r.ok = true;
-            r.snapshot_time = snap.value().generated_at;
-            r.usage = std::move(snap.value().usage);
-            return r;
-        }
+        case quota::SourceKind::Snapshot: r.reading = read_snapshot(sys, spec, user, uid); break;
     }
-    r.error = "unknown source";
     return r;
 }
 

@@ -335,11 +335,12 @@ std::string render_text(const Report& report, const TextOptions& options)
         out += "  no quota source configured (see mylimits(1), quota.conf)\n";
     bool header = false;
     for (const auto& s : report.storage) {
-        if (!s.ok) {
-            out += wrap(s.name + ": not available: " + s.error, 2, W);
+        if (!s.reading.ok()) {
+            out += wrap(s.name + ": not available: " + s.reading.error().describe(), 2, W);
             continue;
         }
-        if (s.usage.empty()) {
+        const quota::Reading& reading = s.reading.value();
+        if (reading.usage.empty()) {
             out += wrap(s.name + ": no quota set for you (" + s.where + ")", 2, W);
             continue;
         }
@@ -349,7 +350,7 @@ std::string render_text(const Report& report, const TextOptions& options)
                        W);
             header = true;
         }
-        for (const auto& u : s.usage) {
+        for (const auto& u : reading.usage) {
             std::string used = format_bytes(u.bytes_used);
             std::string soft = u.bytes_soft ? format_bytes(*u.bytes_soft) : "none";
             std::string hard = u.bytes_hard ? format_bytes(*u.bytes_hard) : "none";
@@ -369,10 +370,10 @@ std::string render_text(const Report& report, const TextOptions& options)
                                rcell(opt_num(u.files_soft), 10) + rcell(opt_num(u.files_hard), 10),
                            W);
         }
-        if (s.snapshot_time && report.generated_at > *s.snapshot_time + 2 * 3600)
+        const auto& taken = reading.snapshot_time;
+        if (taken && report.generated_at > *taken + 2 * 3600)
             out += wrap(s.name + ": figures are from a snapshot " +
-                            std::to_string((report.generated_at - *s.snapshot_time) / 3600) +
-                            " hours old",
+                            std::to_string((report.generated_at - *taken) / 3600) + " hours old",
                         2, W);
     }
 
@@ -480,14 +481,18 @@ std::string render_json(const Report& report)
         add_str(o, "name", s.name);
         add_str(o, "source", quota::source_kind_name(s.kind));
         add_str(o, "where", s.where);
-        add_bool(o, "ok", s.ok);
-        if (s.ok)
-            cJSON_AddItemToObject(o, "error", cJSON_CreateNull());
-        else
-            add_str(o, "error", s.error);
-        add_opt_i(o, "snapshot_time", s.snapshot_time);
+        add_bool(o, "ok", s.reading.ok());
+        if (!s.reading.ok()) {
+            add_str(o, "error", s.reading.error().describe());
+            add_opt_i(o, "snapshot_time", std::nullopt);
+            cJSON_AddArrayToObject(o, "usage");
+            continue;
+        }
+        cJSON_AddItemToObject(o, "error", cJSON_CreateNull());
+        const quota::Reading& reading = s.reading.value();
+        add_opt_i(o, "snapshot_time", reading.snapshot_time);
         cJSON* usage = cJSON_AddArrayToObject(o, "usage");
-        for (const auto& u : s.usage) {
+        for (const auto& u : reading.usage) {
             cJSON* uo = cJSON_CreateObject();
             cJSON_AddItemToArray(usage, uo);
             add_str(uo, "filesystem", u.filesystem);

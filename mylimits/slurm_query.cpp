@@ -125,6 +125,17 @@ std::string last_error(const char* what)
     return std::string(what) + ": " + (e ? slurm_strerror(e) : "no answer");
 }
 
+// What stops the report when a daemon does not answer; the text names the daemon.
+Error ctld_down(const char* what)
+{
+    return make_error(Errc::SlurmctldDown, "cannot reach slurmctld: " + last_error(what));
+}
+
+Error dbd_down(const char* what)
+{
+    return make_error(Errc::SlurmdbdDown, "cannot reach slurmdbd: " + last_error(what));
+}
+
 void init_once()
 {
     static std::once_flag once;
@@ -232,7 +243,7 @@ public:
         req.flags = ASSOC_MGR_INFO_FLAG_USERS;
         assoc_mgr_info_msg_t* raw = nullptr;
         if (slurm_load_assoc_mgr_info(&req, &raw) != SLURM_SUCCESS || !raw)
-            return make_error(last_error("slurmctld (assoc_mgr)"));
+            return make_error(Errc::SlurmctldDown, last_error("slurmctld (assoc_mgr)"));
         AssocMgrPtr msg(raw);
         bool op = false;
         for_each<slurmdb_user_rec_t>(msg->user_list, [&](slurmdb_user_rec_t* u) {
@@ -241,10 +252,10 @@ public:
         return op;
     }
 
-    bool fetch(const std::string& user, uint32_t uid, const std::vector<std::string>& qos_names,
-               const std::string& cluster, SlurmFacts& out, SlurmError& error) override
+    Result<SlurmFacts> fetch(const std::string& user, uint32_t uid,
+                             const std::string& cluster) override
     {
-        out = SlurmFacts{};
+        SlurmFacts out;
         out.user.name = user;
         out.user.uid = uid;
         out.user.known_to_slurm = false;
@@ -257,16 +268,16 @@ public:
         const bool dbd_first = source && std::string(source) == "slurmdbd";
         std::map<std::string, limits::QosFacts> qos_facts;
         if (dbd_first) {
-            if (!dbd_config(user, cluster, out, qos_facts, error, trace)) return false;
-            if (!ctld_state(user, qos_names, false, out, qos_facts, error, trace)) return false;
+            if (auto s = dbd_config(user, cluster, out, qos_facts, trace); !s.ok())
+                return s.error();
+            if (auto s = ctld_state(user, false, out, qos_facts, trace); !s.ok()) return s.error();
         } else {
-            if (!ctld_state(user, qos_names, true, out, qos_facts, error, trace)) return false;
+            if (auto s = ctld_state(user, true, out, qos_facts, trace); !s.ok()) return s.error();
             if (!out.user.known_to_slurm) {
                 std::map<std::string, limits::QosFacts> db_qos;
                 SlurmFacts db;
                 db.user = out.user;
-                SlurmError dbe;
-                if (dbd_config(user, cluster, db, db_qos, dbe, trace) && db.user.known_to_slurm) {
+                if (dbd_config(user, cluster, db, db_qos, trace).ok() && db.user.known_to_slurm) {
                     out.user = db.user;
                     out.assocs = std::move(db.assocs);
                     out.notes.push_back(
@@ -275,24 +286,15 @@ public:
             }
         }
         for (auto& [name, f] : qos_facts) out.qos.push_back(std::move(f));
-        if (!ctld_jobs(uid, out, error)) return false;
+        if (auto s = ctld_jobs(uid, out); !s.ok()) return s.error();
         trace.step("slurmctld jobs");
-        return true;
+        return out;
     }
 
 private:
-    static bool fail(SlurmError& error, SlurmFailure where, std::string message)
-    {
-        error.where = where;
-        error.message = std::move(message);
-        return false;
-    }
-
     // slurmctld: QOS limits and usage, and (fill_config) the user record and associations.
-    bool ctld_state(const std::string& user, const std::vector<std::string>& qos_names,
-                    bool fill_config, SlurmFacts& out,
-                    std::map<std::string, limits::QosFacts>& qos_facts, SlurmError& error,
-                    Trace& trace)
+    Status ctld_state(const std::string& user, bool fill_config, SlurmFacts& out,
+                      std::map<std::string, limits::QosFacts>& qos_facts, Trace& trace)
     {
         assoc_mgr_info_request_msg_t req;
         std::memset(&req, 0, sizeof req);
@@ -304,7 +306,7 @@ private:
                     (fill_config ? ASSOC_MGR_INFO_FLAG_USERS : 0);
         assoc_mgr_info_msg_t* raw = nullptr;
         if (slurm_load_assoc_mgr_info(&req, &raw) != SLURM_SUCCESS || !raw)
-            return fail(error, SlurmFailure::Ctld, last_error("slurmctld (assoc_mgr)"));
+            return ctld_down("slurmctld (assoc_mgr)");
         AssocMgrPtr msg(raw);
         trace.step("slurmctld assoc_mgr");
         int gpu_idx = -1;
@@ -347,7 +349,6 @@ private:
                                             });
             f.usage_known = f.gpus_in_use.has_value();
         });
-        (void)qos_names;  // all QOS are fetched; the tier names only matter to the fake
 
         if (fill_config) {
             for_each<slurmdb_user_rec_t>(msg->user_list, [&](slurmdb_user_rec_t* u) {
@@ -386,16 +387,15 @@ private:
                 "team figures come from the tier QOS");
         out.assocs.clear();
         for (auto& [name, f] : by_account) out.assocs.push_back(std::move(f));
-        return true;
+        return ok_status();
     }
 
     // slurmdbd: the user record, associations and QOS limits (the configured truth).
-    bool dbd_config(const std::string& user, const std::string& cluster, SlurmFacts& out,
-                    std::map<std::string, limits::QosFacts>& qos_facts, SlurmError& error,
-                    Trace& trace)
+    Status dbd_config(const std::string& user, const std::string& cluster, SlurmFacts& out,
+                      std::map<std::string, limits::QosFacts>& qos_facts, Trace& trace)
     {
         DbConn db;
-        if (!db.get()) return fail(error, SlurmFailure::Dbd, last_error("slurmdbd"));
+        if (!db.get()) return dbd_down("slurmdbd");
         trace.step("slurmdbd connect");
         std::vector<std::string> clusters;
         if (!cluster.empty()) clusters.push_back(cluster);
@@ -407,7 +407,7 @@ private:
             slurmdb_tres_cond_t cond;
             std::memset(&cond, 0, sizeof cond);
             ListPtr tres(slurmdb_tres_get(db.get(), &cond));
-            if (!tres) return fail(error, SlurmFailure::Dbd, last_error("slurmdbd (tres)"));
+            if (!tres) return dbd_down("slurmdbd (tres)");
             for_each<slurmdb_tres_rec_t>(tres.get(), [&](slurmdb_tres_rec_t* t) {
                 if (str(t->type) == "gres" && str(t->name) == "gpu") gpu_tres_id = t->id;
             });
@@ -418,7 +418,7 @@ private:
             slurmdb_qos_cond_t cond;
             std::memset(&cond, 0, sizeof cond);
             ListPtr qos(slurmdb_qos_get(db.get(), &cond));
-            if (!qos) return fail(error, SlurmFailure::Dbd, last_error("slurmdbd (qos)"));
+            if (!qos) return dbd_down("slurmdbd (qos)");
             for_each<slurmdb_qos_rec_t>(qos.get(), [&](slurmdb_qos_rec_t* q) {
                 if (q->name) qos_by_id[q->id] = q->name;
             });
@@ -454,7 +454,7 @@ private:
             cond.assoc_cond = &assoc_cond;
             cond.with_assocs = 1;
             ListPtr res(slurmdb_users_get(db.get(), &cond));
-            if (!res) return fail(error, SlurmFailure::Dbd, last_error("slurmdbd (users)"));
+            if (!res) return dbd_down("slurmdbd (users)");
             std::map<std::string, limits::AssocFacts> by_account;
             for_each<slurmdb_user_rec_t>(res.get(), [&](slurmdb_user_rec_t* u) {
                 if (!u->name || user != u->name) return;
@@ -499,15 +499,15 @@ private:
             });
             trace.step("slurmdbd account assocs");
         }
-        return true;
+        return ok_status();
     }
 
     // The user's own jobs only: the cost does not grow with the queue.
-    bool ctld_jobs(uint32_t uid, SlurmFacts& out, SlurmError& error)
+    Status ctld_jobs(uint32_t uid, SlurmFacts& out)
     {
         job_info_msg_t* raw = nullptr;
         if (slurm_load_job_user(&raw, uid, SHOW_ALL) != SLURM_SUCCESS || !raw)
-            return fail(error, SlurmFailure::Ctld, last_error("slurmctld (jobs)"));
+            return ctld_down("slurmctld (jobs)");
         JobMsgPtr msg(raw);
         out.jobs.reserve(msg->record_count);
         for (uint32_t i = 0; i < msg->record_count; ++i) {
@@ -515,7 +515,7 @@ private:
             if (j.user_id != uid) continue;
             out.jobs.push_back(job_facts(j));
         }
-        return true;
+        return ok_status();
     }
 };
 

@@ -15,18 +15,11 @@
 #include <string>
 #include <vector>
 
-#include "limits.hpp"
 #include "allot/result.hpp"
+#include "errors.hpp"
+#include "limits.hpp"
 
 namespace allot::mylimits {
-
-// Which Slurm failure stopped the query; decides the exit code.
-enum class SlurmFailure { None, Dbd, Ctld };
-
-struct SlurmError {
-    SlurmFailure where = SlurmFailure::None;
-    std::string message;
-};
 
 struct SlurmFacts {
     limits::UserFacts user;
@@ -39,13 +32,14 @@ struct SlurmFacts {
 class SlurmQuery {
 public:
     virtual ~SlurmQuery() = default;
-    // Slurm administrator level of `user` ≥ Operator (sacctmgr AdminLevel).
+    // Slurm administrator level of `user` ≥ Operator (sacctmgr AdminLevel);
+    // SlurmctldDown when slurmctld does not answer.
     virtual Result<bool> is_operator(const std::string& user) = 0;
-    // Everything about `user` (uid for the job query); `qos_names` are the tier
-    // QOS whose limits and usage matter. Fails only when a daemon is unreachable.
-    virtual bool fetch(const std::string& user, uint32_t uid,
-                       const std::vector<std::string>& qos_names, const std::string& cluster,
-                       SlurmFacts& out, SlurmError& error) = 0;
+    // Everything about `user` (uid for the job query) in `cluster`: every QOS,
+    // since association QOS lists and Preempt= name QOS by id. Fails only when
+    // a daemon is unreachable (SlurmctldDown, SlurmdbdDown).
+    virtual Result<SlurmFacts> fetch(const std::string& user, uint32_t uid,
+                                     const std::string& cluster) = 0;
 };
 
 // The libslurm implementation (slurm_query.cpp). Calls slurm_init() once.

@@ -142,14 +142,12 @@ TEST(App, HelpAndVersion)
     EXPECT_TRUE(h.slurm.fetched.empty());
 }
 
-TEST(App, OwnReportAsksForTierQosAndCluster)
+TEST(App, OwnReportAsksForTheConfiguredCluster)
 {
     Harness h;
     EXPECT_EQ(h.run_with({"--no-quota"}), kExitOk) << h.err.str();
     ASSERT_EQ(h.slurm.fetched, std::vector<std::string>{"alice"});
     EXPECT_EQ(h.slurm.last_cluster, "lab");
-    EXPECT_EQ(h.slurm.last_qos_names,
-              (std::vector<std::string>{"team-a", "team-b", "general", "spot"}));
     EXPECT_NE(h.out.str().find("mylimits for alice (uid 1001) on cluster lab"), std::string::npos);
     EXPECT_NE(h.out.str().find("QOSGrpGRES"), std::string::npos);
     EXPECT_NE(h.out.str().find("project cap of 8 GPUs; 8 in use by your team"), std::string::npos)
@@ -168,10 +166,15 @@ TEST(App, ConfigErrorsExitThree)
 TEST(App, SlurmDownExitsFourNamingTheDaemon)
 {
     Harness h;
-    h.slurm.fail = {SlurmFailure::Ctld, "slurmctld (jobs): Unable to contact slurm controller"};
+    h.slurm.fail = Error(mylimits::Errc::SlurmctldDown,
+                         "cannot reach slurmctld: slurmctld (jobs): Unable to contact slurm "
+                         "controller");
     EXPECT_EQ(h.run_with({}), kExitSlurm);
-    EXPECT_NE(h.err.str().find("cannot reach slurmctld"), std::string::npos) << h.err.str();
-    h.slurm.fail = {SlurmFailure::Dbd, "slurmdbd: Connection refused"};
+    EXPECT_NE(h.err.str().find("mylimits: cannot reach slurmctld: slurmctld (jobs)"),
+              std::string::npos)
+        << h.err.str();
+    h.slurm.fail =
+        Error(mylimits::Errc::SlurmdbdDown, "cannot reach slurmdbd: slurmdbd: Connection refused");
     EXPECT_EQ(h.run_with({}), kExitSlurm);
     EXPECT_NE(h.err.str().find("cannot reach slurmdbd"), std::string::npos);
     EXPECT_TRUE(h.out.str().empty());
@@ -319,4 +322,22 @@ TEST(App, HostileSlurmStringsNeverBreakOutput)
     while (std::getline(in, line)) EXPECT_LE(line.size(), 80u) << line;
     EXPECT_EQ(h.run_with({"--no-quota", "--json"}), kExitOk);
     EXPECT_TRUE(json_parse(h.out.str(), 64u << 20));
+}
+
+TEST(Errors, TheCodeDecidesTheExitStatusNotTheText)
+{
+    using mylimits::Errc;
+    EXPECT_EQ(exit_code(Error(Errc::Usage, "")), kExitUsage);
+    EXPECT_EQ(exit_code(Error(Errc::Config, "")), kExitConfig);
+    EXPECT_EQ(exit_code(Error(Errc::SlurmctldDown, "")), kExitSlurm);
+    EXPECT_EQ(exit_code(Error(Errc::SlurmdbdDown, "")), kExitSlurm);
+    EXPECT_EQ(exit_code(Error(Errc::Denied, "cannot reach slurmctld")), kExitDenied);
+    EXPECT_EQ(exit_code(Error(Errc::NoSuchUser, "")), kExitNoSuchUser);
+    EXPECT_EQ(exit_code(Error(Errc::NoAssociation, "")), kExitNoSuchUser);
+    // Quota sources never stop the report, and other areas' codes are not mylimits' to map.
+    EXPECT_EQ(exit_code(Error(Errc::QuotasOff, "")), kExitInternal);
+    EXPECT_EQ(exit_code(Error(allot::Errc::Invalid, "")), kExitInternal);
+    EXPECT_STREQ(mylimits::category().name(), "mylimits");
+    EXPECT_EQ(Error(Errc::Denied, "").describe(), "permission denied");
+    EXPECT_EQ(Error(Errc::BadQuotaData, "").code.message(), "quota data cannot be parsed");
 }

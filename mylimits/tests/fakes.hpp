@@ -3,6 +3,7 @@
 
 #include <cerrno>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -14,38 +15,31 @@ class FakeSlurm : public SlurmQuery {
 public:
     std::map<std::string, SlurmFacts> facts;  // by user name
     std::map<std::string, bool> operators;    // admin level ≥ Operator
-    SlurmError fail;                          // where != None: fetch fails
+    std::optional<Error> fail;                // set: fetch fails with it
     bool operator_lookup_fails = false;
     std::vector<std::string> fetched;  // users fetched, in order
-    std::vector<std::string> last_qos_names;
     std::string last_cluster;
 
     Result<bool> is_operator(const std::string& user) override
     {
-        if (operator_lookup_fails) return make_error("Connection refused");
+        if (operator_lookup_fails)
+            return make_error(Errc::SlurmctldDown, "slurmctld (assoc_mgr): Connection refused");
         auto it = operators.find(user);
         return it != operators.end() && it->second;
     }
-    bool fetch(const std::string& user, uint32_t uid, const std::vector<std::string>& qos_names,
-               const std::string& cluster, SlurmFacts& out, SlurmError& error) override
+    Result<SlurmFacts> fetch(const std::string& user, uint32_t uid,
+                             const std::string& cluster) override
     {
         fetched.push_back(user);
-        last_qos_names = qos_names;
         last_cluster = cluster;
-        if (fail.where != SlurmFailure::None) {
-            error = fail;
-            return false;
-        }
+        if (fail) return *fail;
         auto it = facts.find(user);
-        if (it == facts.end()) {
-            out = SlurmFacts{};
-            out.user.name = user;
-            out.user.uid = uid;
-            out.user.known_to_slurm = false;
-            return true;
-        }
-        out = it->second;
-        return true;
+        if (it != facts.end()) return it->second;
+        SlurmFacts unknown;
+        unknown.user.name = user;
+        unknown.user.uid = uid;
+        unknown.user.known_to_slurm = false;
+        return unknown;
     }
 };
 
@@ -62,7 +56,8 @@ public:
     Result<std::pair<std::string, std::string>> device_of(const std::string& path) override
     {
         auto it = mounts.find(path);
-        if (it == mounts.end()) return make_error("no filesystem is mounted at " + path);
+        if (it == mounts.end())
+            return make_error(Errc::NoMount, "no filesystem is mounted at " + path);
         return it->second;
     }
     int get_user_quota(const std::string&, uint32_t uid, KernelQuota& out) override
@@ -76,13 +71,15 @@ public:
     {
         commands_run.push_back(argv);
         auto it = command_output.find(argv.at(0));
-        if (it == command_output.end()) return make_error("cannot run " + argv.at(0));
+        if (it == command_output.end())
+            return make_error(Errc::CommandFailed, "cannot run " + argv.at(0));
         return it->second;
     }
     Result<std::string> read_file(const std::string& path) override
     {
         auto it = files.find(path);
-        if (it == files.end()) return make_error(path + ": No such file or directory");
+        if (it == files.end())
+            return make_error(allot::Errc::NotFound, path + ": No such file or directory");
         return it->second;
     }
 };

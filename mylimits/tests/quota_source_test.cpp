@@ -29,21 +29,29 @@ TEST(MountOf, LongestPrefixAndEscapes)
     EXPECT_EQ(mount_of(mi, "/home/al/x").value().second, "/home/al");
     EXPECT_EQ(mount_of(mi, "/var").value().first, "/dev/vda1");
     EXPECT_EQ(mount_of(mi, "/mnt/with space/f").value().first, "/dev/loop0");
-    EXPECT_FALSE(mount_of("", "/x").ok());
+    EXPECT_TRUE(mount_of("", "/x").error().is(mylimits::Errc::NoMount));
     EXPECT_FALSE(mount_of(std::string(10000, '\\'), "/x").ok());
     EXPECT_FALSE(mount_of("1 2 3 4 /\\999 o - t s\n", "/a").ok() &&
                  mount_of("1 2 3 4 /\\999 o - t s\n", "/a").value().second == "/");
 }
 
-TEST(QuotactlErrors, SayWhatToDo)
+TEST(QuotactlErrors, CodeForEachCauseAndSayWhatToDo)
 {
-    EXPECT_EQ(quotactl_error_text(ESRCH, "/home"),
-              "quotas are not enabled on /home (quotactl: ESRCH)");
-    EXPECT_NE(quotactl_error_text(ENOSYS, "/home").find("does not support quotas"),
+    const Error off = quotactl_error(ESRCH, "/home");
+    EXPECT_TRUE(off.is(mylimits::Errc::QuotasOff));
+    EXPECT_EQ(off.message, "quotas are not enabled on /home (quotactl: ESRCH)");
+    EXPECT_TRUE(quotactl_error(ENOSYS, "/home").is(mylimits::Errc::QuotasUnsupported));
+    EXPECT_TRUE(quotactl_error(EOPNOTSUPP, "/home").is(mylimits::Errc::QuotasUnsupported));
+    EXPECT_NE(quotactl_error(ENOSYS, "/home").message.find("does not support quotas"),
               std::string::npos);
-    EXPECT_NE(quotactl_error_text(ENOTBLK, "/nfs").find("use a command or snapshot source"),
-              std::string::npos);
-    EXPECT_NE(quotactl_error_text(EPERM, "/x").find("not allowed"), std::string::npos);
+    const Error nfs = quotactl_error(ENOTBLK, "/nfs");
+    EXPECT_TRUE(nfs.is(mylimits::Errc::NotLocalDevice));
+    EXPECT_NE(nfs.message.find("use a command or snapshot source"), std::string::npos);
+    EXPECT_TRUE(quotactl_error(ENODEV, "/nfs").is(mylimits::Errc::NotLocalDevice));
+    const Error denied = quotactl_error(EPERM, "/x");
+    EXPECT_TRUE(denied.is(mylimits::Errc::QuotaDenied));
+    EXPECT_NE(denied.message.find("not allowed"), std::string::npos);
+    EXPECT_TRUE(quotactl_error(EIO, "/x").is(mylimits::Errc::QuotactlFailed));
 }
 
 TEST(QuotaSource, QuotactlThroughTheSeam)
@@ -58,28 +66,31 @@ TEST(QuotaSource, QuotactlThroughTheSeam)
     sys.kernel.block_grace_expires = 1764800000;
     auto r =
         read_quota_source(sys, {"home", quota::SourceKind::Quotactl, "/home/alice"}, "alice", 1001);
-    ASSERT_TRUE(r.ok) << r.error;
-    ASSERT_EQ(r.usage.size(), 1u);
-    EXPECT_EQ(r.usage[0].filesystem, "/home");
-    EXPECT_EQ(r.usage[0].bytes_used, 3ull << 30);
-    EXPECT_EQ(r.usage[0].bytes_soft, 2ull << 30);
-    EXPECT_EQ(r.usage[0].bytes_hard, 4ull << 30);
-    EXPECT_FALSE(r.usage[0].files_soft.has_value());
-    EXPECT_EQ(r.usage[0].block_grace_expires, 1764800000);
+    ASSERT_TRUE(r.reading.ok()) << r.reading.error().message;
+    const auto& usage = r.reading.value().usage;
+    ASSERT_EQ(usage.size(), 1u);
+    EXPECT_EQ(usage[0].filesystem, "/home");
+    EXPECT_EQ(usage[0].bytes_used, 3ull << 30);
+    EXPECT_EQ(usage[0].bytes_soft, 2ull << 30);
+    EXPECT_EQ(usage[0].bytes_hard, 4ull << 30);
+    EXPECT_FALSE(usage[0].files_soft.has_value());
+    EXPECT_EQ(usage[0].block_grace_expires, 1764800000);
     EXPECT_EQ(sys.last_quota_uid, 1001u);
 
     sys.kernel = KernelQuota{};  // no limits at all: ok, nothing to show
     r = read_quota_source(sys, {"home", quota::SourceKind::Quotactl, "/home/alice"}, "alice", 1001);
-    EXPECT_TRUE(r.ok);
-    EXPECT_TRUE(r.usage.empty());
+    ASSERT_TRUE(r.reading.ok());
+    EXPECT_TRUE(r.reading.value().usage.empty());
 
     sys.quotactl_errno = ESRCH;
     r = read_quota_source(sys, {"home", quota::SourceKind::Quotactl, "/home/alice"}, "alice", 1001);
-    EXPECT_FALSE(r.ok);
-    EXPECT_EQ(r.error, "quotas are not enabled on /home (quotactl: ESRCH)");
+    ASSERT_FALSE(r.reading.ok());
+    EXPECT_TRUE(r.reading.error().is(mylimits::Errc::QuotasOff));
+    EXPECT_EQ(r.reading.error().message, "quotas are not enabled on /home (quotactl: ESRCH)");
 
     r = read_quota_source(sys, {"home", quota::SourceKind::Quotactl, "/nowhere"}, "alice", 1001);
-    EXPECT_FALSE(r.ok);
+    ASSERT_FALSE(r.reading.ok());
+    EXPECT_TRUE(r.reading.error().is(mylimits::Errc::NoMount));
 }
 
 TEST(QuotaSource, CommandAndSnapshotThroughTheSeam)
@@ -88,19 +99,28 @@ TEST(QuotaSource, CommandAndSnapshotThroughTheSeam)
     sys.command_output["/usr/bin/lfs"] = "garbage";
     auto r =
         read_quota_source(sys, {"p", quota::SourceKind::Command, "/usr/bin/lfs quota"}, "a", 1);
-    EXPECT_FALSE(r.ok);
-    EXPECT_NE(r.error.find("no 'Filesystem' header"), std::string::npos) << r.error;
+    ASSERT_FALSE(r.reading.ok());
+    EXPECT_TRUE(r.reading.error().is(mylimits::Errc::BadQuotaData));
+    EXPECT_NE(r.reading.error().message.find("no 'Filesystem' header"), std::string::npos);
+    r = read_quota_source(sys, {"p", quota::SourceKind::Command, "/usr/bin/quota"}, "a", 1);
+    ASSERT_FALSE(r.reading.ok());
+    EXPECT_TRUE(r.reading.error().is(mylimits::Errc::CommandFailed));
 
     sys.files["/s.json"] =
         R"({"schema":"allot.quota-snapshot/1","generated_at":5,"entries":[{"name":"a","bytes_used":9,"bytes_hard":10}]})";
     r = read_quota_source(sys, {"s", quota::SourceKind::Snapshot, "/s.json"}, "a", 1);
-    ASSERT_TRUE(r.ok) << r.error;
-    EXPECT_EQ(r.snapshot_time, 5);
-    ASSERT_EQ(r.usage.size(), 1u);
-    EXPECT_EQ(r.usage[0].bytes_hard, 10u);
+    ASSERT_TRUE(r.reading.ok()) << r.reading.error().message;
+    EXPECT_EQ(r.reading.value().snapshot_time, 5);
+    ASSERT_EQ(r.reading.value().usage.size(), 1u);
+    EXPECT_EQ(r.reading.value().usage[0].bytes_hard, 10u);
     r = read_quota_source(sys, {"s", quota::SourceKind::Snapshot, "/missing.json"}, "a", 1);
-    EXPECT_FALSE(r.ok);
-    EXPECT_NE(r.error.find("No such file"), std::string::npos);
+    ASSERT_FALSE(r.reading.ok());
+    EXPECT_TRUE(r.reading.error().is(allot::Errc::NotFound));
+    sys.files["/bad.json"] = "[]";
+    r = read_quota_source(sys, {"s", quota::SourceKind::Snapshot, "/bad.json"}, "a", 1);
+    ASSERT_FALSE(r.reading.ok());
+    EXPECT_TRUE(r.reading.error().is(mylimits::Errc::BadQuotaData));
+    EXPECT_EQ(r.reading.error().message.rfind("/bad.json: ", 0), 0u);
 }
 
 // ---------------------------------------------------------------- the real system
@@ -112,11 +132,12 @@ TEST(RealQuotaSystem, RunsACommandWithoutAShell)
                                {"project", quota::SourceKind::Command,
                                 std::string(FIXTURES) + "/fake-lfs.sh quota -u {user} /project"},
                                "alice", 1001);
-    ASSERT_TRUE(r.ok) << r.error;
-    ASSERT_EQ(r.usage.size(), 1u);
-    EXPECT_EQ(r.usage[0].filesystem, "/project");
-    EXPECT_TRUE(r.usage[0].over_soft());
-    EXPECT_EQ(r.usage[0].block_grace_left, 6 * 86400 + 23 * 3600);
+    ASSERT_TRUE(r.reading.ok()) << r.reading.error().message;
+    const auto& usage = r.reading.value().usage;
+    ASSERT_EQ(usage.size(), 1u);
+    EXPECT_EQ(usage[0].filesystem, "/project");
+    EXPECT_TRUE(usage[0].over_soft());
+    EXPECT_EQ(usage[0].block_grace_left, 6 * 86400 + 23 * 3600);
 }
 
 TEST(RealQuotaSystem, CommandFailuresAreBoundedAndReported)
@@ -124,17 +145,22 @@ TEST(RealQuotaSystem, CommandFailuresAreBoundedAndReported)
     auto sys = make_real_quota_system();
     auto r = sys->run({"/bin/sleep", "10"}, 300);
     ASSERT_FALSE(r.ok());
+    EXPECT_TRUE(r.error().is(mylimits::Errc::CommandTimedOut));
     EXPECT_NE(r.error().message.find("did not answer"), std::string::npos);
     r = sys->run({"/usr/bin/yes"}, 5000);
     ASSERT_FALSE(r.ok());
+    EXPECT_TRUE(r.error().is(allot::Errc::TooLarge));
     EXPECT_NE(r.error().message.find("more than 1 MiB"), std::string::npos);
     r = sys->run({"sleep", "1"}, 1000);
     ASSERT_FALSE(r.ok());
+    EXPECT_TRUE(r.error().is(mylimits::Errc::CommandFailed));
     EXPECT_NE(r.error().message.find("absolute path"), std::string::npos);
     r = sys->run({"/nonexistent/lfs"}, 1000);
-    EXPECT_FALSE(r.ok());
+    ASSERT_FALSE(r.ok());
+    EXPECT_TRUE(r.error().is(mylimits::Errc::CommandFailed));
     r = sys->run({"/bin/false"}, 1000);
-    EXPECT_FALSE(r.ok());
+    ASSERT_FALSE(r.ok());
+    EXPECT_TRUE(r.error().is(mylimits::Errc::CommandFailed));
     r = sys->run({"/bin/echo", "Filesystem $(id)"}, 1000);  // no shell: printed verbatim
     ASSERT_TRUE(r.ok());
     EXPECT_EQ(r.value(), "Filesystem $(id)\n");
@@ -143,14 +169,14 @@ TEST(RealQuotaSystem, CommandFailuresAreBoundedAndReported)
 TEST(RealQuotaSystem, ReadsFilesBoundedAndRefusesSymlinks)
 {
     auto sys = make_real_quota_system();
-    EXPECT_FALSE(sys->read_file("/nonexistent").ok());
+    EXPECT_TRUE(sys->read_file("/nonexistent").error().is(allot::Errc::NotFound));
     char dir[] = "/tmp/mylimits-test-XXXXXX";
     ASSERT_TRUE(mkdtemp(dir));
     const std::string f = std::string(dir) + "/snap.json", l = std::string(dir) + "/link";
     std::ofstream(f) << "{}";
     ASSERT_EQ(symlink(f.c_str(), l.c_str()), 0);
     EXPECT_TRUE(sys->read_file(f).ok());
-    EXPECT_FALSE(sys->read_file(l).ok());
+    EXPECT_TRUE(sys->read_file(l).error().is(allot::Errc::Io));  // O_NOFOLLOW: ELOOP
     unlink(l.c_str());
     unlink(f.c_str());
     rmdir(dir);
@@ -167,7 +193,8 @@ TEST(RealQuotaSystem, QuotactlOnRootFilesystemFailsPolitelyOrWorks)
     const int err = sys->get_user_quota(dev.value().first, 0, k);
     if (err == 0) GTEST_SKIP() << "quotas are enabled on /: nothing to report";
     auto r = read_quota_source(*sys, {"root", quota::SourceKind::Quotactl, "/"}, "root", 0);
-    EXPECT_FALSE(r.ok);
-    EXPECT_FALSE(r.error.empty());
-    std::cout << "real quotactl on " << dev.value().second << ": " << r.error << "\n";
+    ASSERT_FALSE(r.reading.ok());
+    EXPECT_EQ(r.reading.error().code, quotactl_error(err, dev.value().second).code);
+    std::cout << "real quotactl on " << dev.value().second << ": " << r.reading.error().message
+              << "\n";
 }

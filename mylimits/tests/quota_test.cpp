@@ -4,6 +4,18 @@
 #include "quota.hpp"
 
 using namespace allot::quota;
+using allot::mylimits::Errc;
+
+namespace {
+
+// Each parser fails with its own code, whatever the input.
+template <typename R>
+bool fails_with(const R& r, Errc code)
+{
+    return !r.ok() && r.error().is(code);
+}
+
+}  // namespace
 
 TEST(QuotaSources, ParsesAllKindsWithCommentsAndArguments)
 {
@@ -28,7 +40,7 @@ TEST(QuotaSources, EveryBadLineIsReportedWithItsNumber)
     auto r = parse_sources(
         "home quotactl\nx nosuch /a\nbad/name quotactl /a\nrel quotactl home\n"
         "two snapshot /a /b\n");
-    ASSERT_FALSE(r.ok());
+    ASSERT_TRUE(fails_with(r, Errc::QuotaConfInvalid));
     const auto& m = r.error().message;
     EXPECT_NE(m.find("line 1:"), std::string::npos) << m;
     EXPECT_NE(m.find("line 2: unknown source kind 'nosuch'"), std::string::npos) << m;
@@ -39,12 +51,12 @@ TEST(QuotaSources, EveryBadLineIsReportedWithItsNumber)
 
 TEST(QuotaSources, HostileInputIsBounded)
 {
-    EXPECT_FALSE(parse_sources(std::string(100000, 'a')).ok());
+    EXPECT_TRUE(fails_with(parse_sources(std::string(100000, 'a')), Errc::QuotaConfInvalid));
     std::string many;
     for (int i = 0; i < 40; ++i) many += "s" + std::to_string(i) + " quotactl /x\n";
-    EXPECT_FALSE(parse_sources(many).ok());
+    EXPECT_TRUE(fails_with(parse_sources(many), Errc::QuotaConfInvalid));
     EXPECT_TRUE(parse_sources("").ok());
-    EXPECT_TRUE(parse_sources(std::string("\0\0\0", 3)).ok() || true);  // must not crash
+    EXPECT_TRUE(fails_with(parse_sources(std::string("\0\0\0", 3)), Errc::QuotaConfInvalid));
 }
 
 TEST(QuotaSources, CommandArgvSubstitutesWithoutAShell)
@@ -114,15 +126,18 @@ TEST(QuotaTable, LinuxQuotaWithAbsoluteGraceAndEmptyLfsGrace)
 
 TEST(QuotaTable, MalformedAndHostile)
 {
-    EXPECT_FALSE(parse_quota_table("").ok());
-    EXPECT_FALSE(parse_quota_table("no header here\n/x 1 2 3 - 4 5 6 -\n").ok());
-    EXPECT_FALSE(parse_quota_table("Filesystem\n/x a b c - d e f -\n").ok());
-    EXPECT_FALSE(parse_quota_table("Filesystem\n/x 1 2\n").ok());
-    EXPECT_FALSE(parse_quota_table("Filesystem\n/x 99999999999999999999 0 0 - 0 0 0 -\n").ok());
-    EXPECT_FALSE(parse_quota_table(std::string(2 << 20, ' ')).ok());
+    EXPECT_TRUE(fails_with(parse_quota_table(""), Errc::BadQuotaData));
+    EXPECT_TRUE(
+        fails_with(parse_quota_table("no header here\n/x 1 2 3 - 4 5 6 -\n"), Errc::BadQuotaData));
+    EXPECT_TRUE(
+        fails_with(parse_quota_table("Filesystem\n/x a b c - d e f -\n"), Errc::BadQuotaData));
+    EXPECT_TRUE(fails_with(parse_quota_table("Filesystem\n/x 1 2\n"), Errc::BadQuotaData));
+    EXPECT_TRUE(fails_with(parse_quota_table("Filesystem\n/x 99999999999999999999 0 0 - 0 0 0 -\n"),
+                           Errc::BadQuotaData));
+    EXPECT_TRUE(fails_with(parse_quota_table(std::string(2 << 20, ' ')), Errc::BadQuotaData));
     std::string many = "Filesystem\n";
     for (int i = 0; i < 300; ++i) many += "/x 1 0 0 - 1 0 0 -\n";
-    EXPECT_FALSE(parse_quota_table(many).ok());
+    EXPECT_TRUE(fails_with(parse_quota_table(many), Errc::BadQuotaData));
     auto empty_ok = parse_quota_table("Disk quotas for usr x (uid 1): none\nFilesystem k q l\n");
     EXPECT_TRUE(empty_ok.ok());
 }
@@ -175,36 +190,39 @@ TEST(QuotaSnapshot, NoEntryIsEmptyNotError)
 
 TEST(QuotaSnapshot, MalformedAndHostile)
 {
-    EXPECT_FALSE(parse_snapshot("", "a", 1).ok());
-    EXPECT_FALSE(parse_snapshot("[]", "a", 1).ok());
-    EXPECT_FALSE(
-        parse_snapshot(R"({"schema":"other/1","generated_at":1,"entries":[]})", "a", 1).ok());
-    EXPECT_FALSE(
-        parse_snapshot(R"({"schema":"allot.quota-snapshot/1","entries":[]})", "a", 1).ok());
-    EXPECT_FALSE(parse_snapshot(
-                     R"({"schema":"allot.quota-snapshot/1","generated_at":1,"entries":{}})", "a", 1)
-                     .ok());
-    EXPECT_FALSE(parse_snapshot(R"({"schema":"allot.quota-snapshot/1","generated_at":1,
+    EXPECT_TRUE(fails_with(parse_snapshot("", "a", 1), Errc::BadQuotaData));
+    EXPECT_TRUE(fails_with(parse_snapshot("[]", "a", 1), Errc::BadQuotaData));
+    EXPECT_TRUE(
+        fails_with(parse_snapshot(R"({"schema":"other/1","generated_at":1,"entries":[]})", "a", 1),
+                   Errc::BadQuotaData));
+    EXPECT_TRUE(
+        fails_with(parse_snapshot(R"({"schema":"allot.quota-snapshot/1","entries":[]})", "a", 1),
+                   Errc::BadQuotaData));
+    EXPECT_TRUE(fails_with(
+        parse_snapshot(R"({"schema":"allot.quota-snapshot/1","generated_at":1,"entries":{}})", "a",
+                       1),
+        Errc::BadQuotaData));
+    EXPECT_TRUE(fails_with(parse_snapshot(R"({"schema":"allot.quota-snapshot/1","generated_at":1,
         "entries":[{"name":"a","bytes_used":-5}]})",
-                                "a", 1)
-                     .ok());
-    EXPECT_FALSE(parse_snapshot(R"({"schema":"allot.quota-snapshot/1","generated_at":1,
+                                          "a", 1),
+                           Errc::BadQuotaData));
+    EXPECT_TRUE(fails_with(parse_snapshot(R"({"schema":"allot.quota-snapshot/1","generated_at":1,
         "entries":[{"name":"a","bytes_used":1.5}]})",
-                                "a", 1)
-                     .ok());
-    EXPECT_FALSE(parse_snapshot(R"({"schema":"allot.quota-snapshot/1","generated_at":1,
+                                          "a", 1),
+                           Errc::BadQuotaData));
+    EXPECT_TRUE(fails_with(parse_snapshot(R"({"schema":"allot.quota-snapshot/1","generated_at":1,
         "entries":[{"name":"a","bytes_used":1,"bytes_hard":"lots"}]})",
-                                "a", 1)
-                     .ok());
+                                          "a", 1),
+                           Errc::BadQuotaData));
     // The name matches but the uid is someone else's: refuse rather than show foreign data.
-    EXPECT_FALSE(parse_snapshot(R"({"schema":"allot.quota-snapshot/1","generated_at":1,
+    EXPECT_TRUE(fails_with(parse_snapshot(R"({"schema":"allot.quota-snapshot/1","generated_at":1,
         "entries":[{"name":"a","id":2,"bytes_used":1}]})",
-                                "a", 1)
-                     .ok());
-    EXPECT_FALSE(parse_snapshot(R"({"schema":"allot.quota-snapshot/1","generated_at":1,
+                                          "a", 1),
+                           Errc::BadQuotaData));
+    EXPECT_TRUE(fails_with(parse_snapshot(R"({"schema":"allot.quota-snapshot/1","generated_at":1,
         "entries":[7]})",
-                                "a", 1)
-                     .ok());
+                                          "a", 1),
+                           Errc::BadQuotaData));
     std::string deep(100000, '[');
-    EXPECT_FALSE(parse_snapshot(deep, "a", 1).ok());
+    EXPECT_TRUE(fails_with(parse_snapshot(deep, "a", 1), Errc::BadQuotaData));
 }

@@ -4,8 +4,8 @@
 #include <sstream>
 
 #include "allot/json.hpp"
-#include "render.hpp"
 #include "limits_fixture.hpp"
+#include "render.hpp"
 
 using namespace allot;
 using namespace allot::limits;
@@ -27,13 +27,12 @@ Report report_with_storage()
     home.name = "home";
     home.kind = quota::SourceKind::Quotactl;
     home.where = "/home";
-    home.ok = false;
-    home.error = "quotas are not enabled on /home (quotactl: No such process)";
+    home.reading = Error(mylimits::Errc::QuotasOff,
+                         "quotas are not enabled on /home (quotactl: No such process)");
     quota::SourceResult proj;
     proj.name = "project";
     proj.kind = quota::SourceKind::Command;
     proj.where = "lfs quota -u alice /project";
-    proj.ok = true;
     quota::Usage u;
     u.filesystem = "/project";
     u.bytes_used = 5ull << 30;
@@ -42,7 +41,7 @@ Report report_with_storage()
     u.block_grace_left = 3 * 86400;
     u.files_used = 1200;
     u.files_hard = 100000;
-    proj.usage.push_back(u);
+    proj.reading = quota::Reading{{u}, std::nullopt};
     f.storage = {home, proj};
     f.notes.push_back("slurmctld hid the usage of other members of your team (PrivateData)");
     return build_report(f, limits_config());
@@ -84,7 +83,7 @@ TEST(RenderText, EveryLineFitsEightyColumns)
     j.account = std::string(50, 'a');
     j.display_id = "999999999_99999";
     r.jobs.push_back(JobView{j, Tier::Spot, true, false, false, std::string(300, 'x') + " y z"});
-    r.storage[1].usage[0].filesystem = std::string(100, 'f');
+    r.storage[1].reading.value().usage[0].filesystem = std::string(100, 'f');
     for (bool color : {false, true}) {
         std::string text = render_text(r, TextOptions{color, 80, 0});
         for (const auto& l : lines(text)) EXPECT_LE(visible_width(l), 80u) << "[" << l << "]";
