@@ -5,14 +5,24 @@
 //   allot-make-cache DIR PASSWD GROUP [KEYS]
 // PASSWD: name:x:uid:gid:gecos:home:shell   GROUP: name:x:gid:m1,m2
 // KEYS:   name<TAB>key line  (one key per line)
+//
+//   allot-make-cache --set-uid PASSWD_CACHE FROM TO
+// rewrites the uid FROM to TO in a published passwd.cache with a valid
+// checksum, making what the writer refuses to make (uid 0): the image a
+// hostile or broken writer would leave, for tests of the readers.
+#include <unistd.h>
+
 #include <cstdio>
+#include <cstring>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <sstream>
 #include <string>
 #include <vector>
 
 #include "allot/identity_cache.hpp"
+#include "allot/identity_cache_format.hpp"
 
 namespace {
 
@@ -26,10 +36,51 @@ std::vector<std::string> split(const std::string& s, char sep)
     return out;
 }
 
+int set_uid(const std::string& path, uint32_t from, uint32_t to)
+{
+    using namespace allot::idcache;
+    std::ifstream in(path, std::ios::binary);
+    std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    FileHeader h;
+    if (bytes.size() < sizeof h) return 1;
+    std::memcpy(&h, bytes.data(), sizeof h);
+    int changed = 0;
+    for (uint32_t i = 0; i < h.section_count; ++i) {
+        SectionEntry e;
+        std::memcpy(&e, bytes.data() + sizeof h + i * sizeof e, sizeof e);
+        if (e.id != static_cast<uint32_t>(SectionId::Records) || e.elem_size != sizeof(UserRecord))
+            continue;
+        for (uint64_t r = 0; r < e.count; ++r) {
+            char* at = bytes.data() + e.offset + r * sizeof(UserRecord);
+            UserRecord u;
+            std::memcpy(&u, at, sizeof u);
+            if (u.uid != from) continue;
+            u.uid = to;
+            std::memcpy(at, &u, sizeof u);
+            ++changed;
+        }
+    }
+    h.checksum =
+        cache_checksum(reinterpret_cast<const unsigned char*>(bytes.data()) + kChecksumStart,
+                       bytes.size() - kChecksumStart);
+    std::memcpy(bytes.data() + offsetof(FileHeader, checksum), &h.checksum, sizeof h.checksum);
+    const std::string tmp = path + ".set-uid";
+    std::ofstream(tmp, std::ios::binary) << bytes;
+    if (!changed || std::rename(tmp.c_str(), path.c_str()) != 0) {
+        unlink(tmp.c_str());
+        std::fprintf(stderr, "allot-make-cache: no uid %u in %s\n", from, path.c_str());
+        return 1;
+    }
+    return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv)
 {
+    if (argc == 5 && std::string(argv[1]) == "--set-uid")
+        return set_uid(argv[2], static_cast<uint32_t>(std::stoul(argv[3])),
+                       static_cast<uint32_t>(std::stoul(argv[4])));
     if (argc < 4 || argc > 5) {
         std::fprintf(stderr, "usage: allot-make-cache DIR PASSWD GROUP [KEYS]\n");
         return 1;

@@ -5,34 +5,47 @@
 # directory /var/lib/allot is an overlay holding caches made by the real
 # writer, and the built module is found through LD_LIBRARY_PATH. Nothing
 # outside the namespace changes. Needs root; runs only with ALLOT_LAB=1.
+#
+# Besides lookups, hostile caches and crash-freedom, it proves issue #19:
+#   - trust (item 2): a passwd.cache or group.cache that is world-writable,
+#     group-writable or not owned by root, or in a world-writable directory,
+#     is not used (getent finds nothing from allot, files still answer) and a
+#     correct one is;
+#   - local names (item 1): cache entries named root or daemon, with a local
+#     uid, a group named sudo or with sudo's gid are never answered, nor is a
+#     cache holding uid 0.
 set -u
+. "${ALLOT_TOP_SRCDIR:-$(cd "$(dirname "$0")/../../.." && pwd)}/tests/lib/harness.sh"
 if [ "${ALLOT_LAB:-}" != 1 ] || [ "$(id -u)" != 0 ]; then
-    echo "0 passed, 0 failed (skipped: needs ALLOT_LAB=1 and root)"
-    exit 77
+    skip "needs ALLOT_LAB=1 and root"
 fi
 B=${ALLOT_TOP_BUILDDIR:-$(cd "$(dirname "$0")/../../.." && pwd)}
 SO=$B/plugins/nss/.libs/libnss_allot.so.2
 MK=$B/plugins/nss/allot-make-cache
-W=$(mktemp -d /tmp/allot-nss-XXXXXX)
-trap '[ -n "${KEEP:-}" ] || rm -rf "$W"' EXIT
-pass=0 fail=0
-ok() { echo "ok - $1"; pass=$((pass + 1)); }
-no() { echo "FAIL - $1"; fail=$((fail + 1)); }
-check() { if eval "$2"; then ok "$1"; else no "$1"; fi; }
+harness_tmpdir nss
+W=$HARNESS_TMP
+chmod 755 "$W"
 
 mkdir -p "$W/lib" "$W/up/allot" "$W/wk" "$W/src"
+chmod 755 "$W/up" "$W/up/allot"
 cp "$SO" "$W/lib/"
 cat > "$W/src/passwd" <<'P'
-nssbob:x:42001:42000:Bob Builder:/home/nssbob:/bin/bash
-nssbobby:x:42002:42000:Bobby:/home/nssbobby:/bin/bash
-nssalice:x:42003:42000:Alice:/home/nssalice:/bin/sh
+nssbob:x:47001:47000:Bob Builder:/home/nssbob:/bin/bash
+nssbobby:x:47002:47000:Bobby:/home/nssbobby:/bin/bash
+nssalice:x:47003:47000:Alice:/home/nssalice:/bin/sh
 P
 cat > "$W/src/group" <<'G'
-nssusers:x:42000:
-nssteam:x:42010:nssbob,nssalice
-nssother:x:42011:nssbobby
+nssusers:x:47000:
+nssteam:x:47010:nssbob,nssalice
+nssother:x:47011:nssbobby
 G
-"$MK" "$W/up/allot" "$W/src/passwd" "$W/src/group" || { echo "cannot make cache"; exit 1; }
+"$MK" "$W/up/allot" "$W/src/passwd" "$W/src/group" || abort "cannot make cache"
+# The module rightly refuses ids the host's own files hold: make sure ours are free.
+for id in 47000 47001 47002 47003 47004 47010 47011 47100 47101 47103 47200 47201 47999; do
+    if getent passwd "$id" >/dev/null || getent group "$id" >/dev/null; then
+        skip "id $id is a local account or group of this host"
+    fi
+done
 sed -e 's/^passwd:.*/passwd:         files allot/' -e 's/^group:.*/group:          files allot/' \
     /etc/nsswitch.conf > "$W/nsswitch.conf"
 
@@ -44,37 +57,122 @@ inns() {
         mount -t overlay overlay -o lowerdir=/var/lib,upperdir="$W/up",workdir="$W/wk" /var/lib &&
         LD_LIBRARY_PATH="$W/lib" exec "$@"' sh "$W" "$@"
 }
+# The positive request of every refusal below: files still answer in the namespace.
+alive_probe inns getent passwd root
+# rc of getent inside the namespace (2: not found)
+rc_of() { inns "$@" >/dev/null 2>&1; echo $?; }
 
-out=$(inns getent passwd nssbob)
-check "getent passwd nssbob" '[ "$out" = "nssbob:*:42001:42000:Bob Builder:/home/nssbob:/bin/bash" ]'
-inns getent passwd nssbo >/dev/null; rc=$?
-check "getent passwd nssbo (prefix) is not found" '[ $rc = 2 ]'
-inns getent passwd nssbobbyx >/dev/null; rc=$?
-check "getent passwd nssbobbyx is not found" '[ $rc = 2 ]'
-out=$(inns getent passwd 42002)
-check "getent passwd 42002 (by uid)" '[ "${out%%:*}" = nssbobby ]'
-out=$(inns getent group nssteam)
-check "getent group nssteam" '[ "$out" = "nssteam:*:42010:nssbob,nssalice" ]'
-out=$(inns getent group 42011)
-check "getent group 42011 (by gid)" '[ "$out" = "nssother:*:42011:nssbobby" ]'
-out=$(inns id nssbob)
-check "id nssbob (initgroups)" '[ "$out" = "uid=42001(nssbob) gid=42000(nssusers) groups=42000(nssusers),42010(nssteam)" ]'
-n=$(inns getent passwd | grep -c '^nss')
-check "getent passwd enumerates the cache (3 users)" '[ "$n" = 3 ]'
-n=$(inns getent group | grep -c '^nss')
-check "getent group enumerates the cache (3 groups)" '[ "$n" = 3 ]'
+expect_eq "getent passwd nssbob" "$(inns getent passwd nssbob)" \
+    "nssbob:*:47001:47000:Bob Builder:/home/nssbob:/bin/bash"
+expect_eq "getent passwd nssbo (prefix) is not found" "$(rc_of getent passwd nssbo)" 2
+expect_eq "getent passwd nssbobbyx is not found" "$(rc_of getent passwd nssbobbyx)" 2
+out=$(inns getent passwd 47002)
+expect_eq "getent passwd 47002 (by uid)" "${out%%:*}" nssbobby
+expect_eq "getent group nssteam" "$(inns getent group nssteam)" "nssteam:*:47010:nssbob,nssalice"
+expect_eq "getent group 47011 (by gid)" "$(inns getent group 47011)" "nssother:*:47011:nssbobby"
+expect_eq "id nssbob (initgroups)" "$(inns id nssbob)" \
+    "uid=47001(nssbob) gid=47000(nssusers) groups=47000(nssusers),47010(nssteam)"
+expect_eq "getent passwd enumerates the cache (3 users)" "$(inns getent passwd | grep -c '^nss')" 3
+expect_eq "getent group enumerates the cache (3 groups)" "$(inns getent group | grep -c '^nss')" 3
 out=$(inns getent passwd root)
-check "files still answer first (root)" '[ "${out%%:*}" = root ]'
+expect_eq "files still answer first (root)" "${out%%:*}" root
 if command -v valgrind >/dev/null; then
-    inns valgrind -q --error-exitcode=9 --leak-check=full getent passwd nssbob >/dev/null 2>"$W/vg"
-    rc=$?
-    check "valgrind getent passwd nssbob: clean" '[ $rc = 0 ]'
-    inns valgrind -q --error-exitcode=9 id nssalice >/dev/null 2>"$W/vg2"; rc=$?
-    check "valgrind id nssalice: clean" '[ $rc = 0 ]'
+    check "valgrind getent passwd nssbob: clean" \
+        inns valgrind -q --error-exitcode=9 --leak-check=full getent passwd nssbob
+    check "valgrind id nssalice: clean" inns valgrind -q --error-exitcode=9 id nssalice
 fi
 
+# --- issue #19 item 2: caches anyone could have written are not used ---------
+P=$W/up/allot/passwd.cache
+G=$W/up/allot/group.cache
+refused() {  # refused NAME: allot answers nothing for nssbob, files still answer root
+    local rc
+    rc=$(rc_of getent passwd nssbob)
+    if [ "$rc" = 2 ]; then expect_refused "$1" "$(inns getent passwd root)" "root:x:0:0"; else
+        fail "$1" "getent passwd nssbob: rc $rc (expected 2: not found)"
+    fi
+}
+used() { expect_eq "$1" "$(inns getent passwd nssbob | cut -d: -f1)" nssbob; }
+chmod 0666 "$P"; refused "world-writable passwd.cache: refused"
+chmod 0664 "$P"; refused "group-writable passwd.cache: refused"
+chmod 0644 "$P"; used "passwd.cache 0644 root:root again: used"
+chown nobody "$P"; refused "passwd.cache owned by nobody: refused"
+chown root "$P"; used "passwd.cache owned by root again: used"
+chmod 1777 "$W/up/allot"; refused "cache in a world-writable (sticky) directory: refused"
+chmod 0775 "$W/up/allot"; refused "cache in a group-writable directory: refused"
+chown nobody "$W/up/allot"; chmod 0755 "$W/up/allot"
+refused "cache in a directory owned by nobody: refused"
+chown root "$W/up/allot"; used "cache directory fixed: used"
+chmod 0666 "$G"
+expect_eq "world-writable group.cache: getent group nssteam finds nothing" \
+    "$(rc_of getent group nssteam)" 2
+expect_eq "world-writable group.cache: files still answer (sudo)" \
+    "$(inns getent group sudo | cut -d: -f1)" sudo
+expect_eq "world-writable group.cache: id nssbob gets no allot group" \
+    "$(inns id -G nssbob)" 47000
+chmod 0644 "$G"
+expect_eq "group.cache fixed: getent group nssteam" "$(inns getent group nssteam | cut -d: -f3)" 47010
+
+# --- issue #19 item 1: never answer for the node's own accounts and groups ---
+sudo_gid=$(getent group sudo | cut -d: -f3)
+daemon_uid=$(getent passwd daemon | cut -d: -f3)
+cp "$W/src/passwd" "$W/src/passwd.hostile"
+cp "$W/src/group" "$W/src/group.hostile"
+cat >> "$W/src/passwd.hostile" <<P
+root:x:47100:47000:Directory root:/home/root:/bin/bash
+daemon:x:47101:47000:Directory daemon:/home/daemon:/bin/bash
+nssfakeroot:x:$daemon_uid:47000:Holds daemon's uid:/home/x:/bin/bash
+nsssudoer:x:47103:$sudo_gid:Primary group sudo:/home/y:/bin/bash
+P
+cat >> "$W/src/group.hostile" <<G
+sudo:x:47200:nssbob
+nssgid:x:$sudo_gid:nssbob
+nssmixed:x:47201:nssbob,root,daemon
+G
+"$MK" "$W/up/allot" "$W/src/passwd.hostile" "$W/src/group.hostile" || abort "cannot make cache"
+used "hostile cache in place: nssbob still resolves"
+expect_eq "getent passwd root: only the local root" "$(inns getent passwd root)" \
+    "$(getent passwd root)"
+expect_eq "getent passwd 47100 (directory root's uid): not found" \
+    "$(rc_of getent passwd 47100)" 2
+expect_eq "getent passwd daemon: only the local daemon" "$(inns getent passwd daemon)" \
+    "$(getent passwd daemon)"
+expect_eq "getent passwd 47101: not found" "$(rc_of getent passwd 47101)" 2
+expect_eq "getent passwd nssfakeroot (a local uid): not found" \
+    "$(rc_of getent passwd nssfakeroot)" 2
+expect_eq "getent passwd $daemon_uid: the local daemon" \
+    "$(inns getent passwd "$daemon_uid" | cut -d: -f1)" daemon
+expect_eq "getent passwd nsssudoer (primary gid sudo): not found" \
+    "$(rc_of getent passwd nsssudoer)" 2
+expect_eq "enumeration: one root, one daemon" \
+    "$(inns getent passwd | cut -d: -f1 | grep -cx 'root\|daemon')" 2
+expect_eq "getent group sudo: only the local group" "$(inns getent group sudo)" \
+    "$(getent group sudo)"
+expect_eq "getent group 47200 (directory sudo's gid): not found" \
+    "$(rc_of getent group 47200)" 2
+expect_eq "getent group nssgid (sudo's gid): not found" "$(rc_of getent group nssgid)" 2
+expect_eq "getent group nssmixed: local accounts dropped from members" \
+    "$(inns getent group nssmixed)" "nssmixed:*:47201:nssbob"
+out=$(inns id nssbob)
+expect_not_contains "id nssbob: no sudo from the directory" "$out" "sudo"
+expect_contains "id nssbob: allot groups still there" "$out" "47201(nssmixed)"
+expect_not_contains "id root: no allot group" "$(inns id root)" "nssmixed"
+expect_eq "enumeration: one sudo group" "$(inns getent group | cut -d: -f1 | grep -cx sudo)" 1
+
+# uid 0 in a cache (the writer refuses to make one): the cache is not used at all.
+echo 'nsszero:x:47999:47000::/home/nsszero:/bin/bash' >> "$W/src/passwd"
+"$MK" "$W/up/allot" "$W/src/passwd" "$W/src/group" || abort "cannot make cache"
+"$MK" --set-uid "$P" 47999 0 || abort "cannot plant uid 0"
+expect_eq "cache with uid 0: getent passwd nsszero not found" "$(rc_of getent passwd nsszero)" 2
+expect_eq "cache with uid 0: getent passwd 0 is the local root" \
+    "$(inns getent passwd 0 | cut -d: -f1)" root
+expect_eq "cache with uid 0: nothing else from it either" "$(rc_of getent passwd nssbob)" 2
+sed -i '/^nsszero:/d' "$W/src/passwd"
+"$MK" "$W/up/allot" "$W/src/passwd" "$W/src/group" || abort "cannot make cache"
+used "clean cache again: used"
+
 # Hostile caches: each must give "not found" (rc 2), never a crash (rc >= 128).
-cp "$W/up/allot/passwd.cache" "$W/good.cache"
+cp "$P" "$W/good.cache"
 for kind in truncated garbage empty huge-count; do
     case $kind in
         truncated) head -c 100 "$W/good.cache" > "$W/bad" ;;
@@ -82,24 +180,22 @@ for kind in truncated garbage empty huge-count; do
         empty) : > "$W/bad" ;;
         huge-count) { head -c 48 "$W/good.cache"; printf '\377\377\377\377'; tail -c +53 "$W/good.cache"; } > "$W/bad" ;;
     esac
-    mv "$W/bad" "$W/up/allot/passwd.cache"
-    inns getent passwd nssbob >/dev/null 2>&1; rc=$?
-    check "$kind passwd cache: not found, no crash (rc=$rc)" '[ $rc = 2 ]'
+    chmod 0644 "$W/bad"
+    mv "$W/bad" "$P"
+    expect_eq "$kind passwd cache: not found, no crash" "$(rc_of getent passwd nssbob)" 2
 done
 out=$(inns getent passwd root)
-check "with a corrupt cache, files still answer" '[ "${out%%:*}" = root ]'
-rm -f "$W/up/allot/passwd.cache"
-inns getent passwd nssbob >/dev/null; rc=$?
-check "missing passwd cache: not found" '[ $rc = 2 ]'
+expect_eq "with a corrupt cache, files still answer" "${out%%:*}" root
+rm -f "$P"
+expect_eq "missing passwd cache: not found" "$(rc_of getent passwd nssbob)" 2
 
 # A republished cache is seen by the next process.
-echo 'nsscarol:x:42004:42000::/home/nsscarol:/bin/bash' >> "$W/src/passwd"
+echo 'nsscarol:x:47004:47000::/home/nsscarol:/bin/bash' >> "$W/src/passwd"
 "$MK" "$W/up/allot" "$W/src/passwd" "$W/src/group"
 out=$(inns getent passwd nsscarol)
-check "republished cache: new user resolves" '[ "${out%%:*}" = nsscarol ]'
+expect_eq "republished cache: new user resolves" "${out%%:*}" nsscarol
 
 # The host saw none of it.
-getent passwd nssbob >/dev/null; rc=$?
-check "host namespace unchanged" '[ $rc = 2 ]'
-echo "$pass passed, $fail failed"
-[ "$fail" = 0 ]
+getent passwd nssbob >/dev/null
+expect_eq "host namespace unchanged" "$?" 2
+finish
