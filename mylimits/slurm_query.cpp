@@ -228,6 +228,20 @@ void add_qos_ids(List ids, const std::map<uint32_t, std::string>& qos_by_id,
     });
 }
 
+// Adds one association row of the user to its account: partition-specific rows
+// of one account give the union of their QOS.
+void merge_assoc(const slurmdb_assoc_rec_t& a, const std::map<uint32_t, std::string>& qos_by_id,
+                 std::map<std::string, limits::AssocFacts>& by_account)
+{
+    auto& f = by_account[a.acct];
+    f.account = a.acct;
+    add_qos_ids(a.qos_list, qos_by_id, f.qos);
+    if (a.def_qos_id && a.def_qos_id != NO_VAL) {
+        auto it = qos_by_id.find(a.def_qos_id);
+        if (it != qos_by_id.end()) f.default_qos = it->second;
+    }
+}
+
 class LibSlurmQuery final : public SlurmQuery {
 public:
     LibSlurmQuery() { init_once(); }
@@ -362,13 +376,7 @@ private:
         // User rows first: they decide which accounts are the user's.
         for_each<slurmdb_assoc_rec_t>(msg->assoc_list, [&](slurmdb_assoc_rec_t* a) {
             if (!fill_config || !a->acct || !a->user || user != a->user) return;
-            auto& f = by_account[a->acct];
-            f.account = a->acct;
-            add_qos_ids(a->qos_list, qos_by_id, f.qos);
-            if (a->def_qos_id && a->def_qos_id != NO_VAL) {
-                auto it = qos_by_id.find(a->def_qos_id);
-                if (it != qos_by_id.end()) f.default_qos = it->second;
-            }
+            merge_assoc(*a, qos_by_id, by_account);
             out.user.known_to_slurm = true;
         });
         bool saw_account = false;
@@ -463,14 +471,7 @@ private:
                 for_each<slurmdb_assoc_rec_t>(u->assoc_list, [&](slurmdb_assoc_rec_t* a) {
                     if (!a->acct) return;
                     if (!cluster.empty() && a->cluster && cluster != a->cluster) return;
-                    auto& f = by_account[a->acct];
-                    f.account = a->acct;
-                    // Partition-specific associations of one account: union of their QOS.
-                    add_qos_ids(a->qos_list, qos_by_id, f.qos);
-                    if (a->def_qos_id && a->def_qos_id != NO_VAL) {
-                        auto it = qos_by_id.find(a->def_qos_id);
-                        if (it != qos_by_id.end()) f.default_qos = it->second;
-                    }
+                    merge_assoc(*a, qos_by_id, by_account);
                 });
             });
             for (auto& [name, f] : by_account) {
