@@ -1,10 +1,10 @@
 #!/bin/bash
 # lab-mylimits.sh - mylimits against a real Slurm cluster (tests/lab), field by field.
 #
-# Sets up teams and tiers with sacctmgr (tests/lab/lab-accounts.sh, as allot-syncd
-# would), runs jobs of alice in every tier: a running project job, a project job
-# pending over the team cap (QOSGrpGRES), general jobs up to and over the per-team
-# burst cap (MaxGRESPerAccount), and a spot job that a general job preempts and
+# Runs on the accounting allot-syncd creates from the lab directory
+# (tests/lab/lab-accounts.sh), runs jobs of alice in every tier: a running project job,
+# a project job pending over the team cap (QOSGrpGRES), general jobs up to and over the
+# per-team burst cap (MaxGRESPerAccount), and a spot job that a general job preempts and
 # Slurm requeues. bob, in the zero-GPU default account, has a GPU job that can
 # never start (AssocGrpGRES). Then every number mylimits prints is compared with
 # what scontrol, squeue and sacctmgr say, with and without PrivateData, through
@@ -13,27 +13,17 @@
 set -u
 SRC=${ALLOT_TOP_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
 BUILD=${ALLOT_TOP_BUILDDIR:-$SRC}
-LABDIR=$SRC/tests/lab
 M=${MYLIMITS_BIN:-$BUILD/mylimits/mylimits}
-if [ ! -f "$LABDIR/lab-lib.sh" ]; then echo "SKIP: tests/lab missing"; echo "0 passed, 0 failed"; exit 77; fi
-. "$LABDIR/lab-lib.sh"
+# shellcheck disable=SC1091
+. "$SRC/tests/lab/lab-lib.sh"
 skip_unless_lab
-command -v jq >/dev/null || { echo "SKIP: jq missing"; exit 77; }
+command -v jq >/dev/null || skip "jq missing"
 
-export LAB=${MYLIMITS_LAB:-/tmp/allot-lab-mylimits}
-export LAB_PORT_BASE=${MYLIMITS_LAB_PORT_BASE:-17600}
-export LAB_JOB_SUBMIT=""          # no job_submit plugin: bob's GPU job must reach the queue
-export ALLOT_CONFIG=$LABDIR/allot-lab.yaml
+export LAB_JOB_SUBMIT="" # no job_submit plugin: bob's GPU job must reach the queue
 QMNT=""
-cleanup() {
-    [ -n "$QMNT" ] && mountpoint -q "$QMNT" && umount "$QMNT"
-    "$LABDIR/lab-down.sh" >/dev/null 2>&1
-}
-trap cleanup EXIT
-"$LABDIR/lab-up.sh" >/dev/null || { echo "0 passed, 1 failed"; exit 1; }
-. "$LABDIR/lab-lib.sh"
-SPOT_GRACE=5 "$LABDIR/lab-accounts.sh"
-export ALLOT_CONFIG=$LAB/etc/allot.yaml
+unmount_quota() { [ -n "$QMNT" ] && mountpoint -q "$QMNT" && umount "$QMNT"; }
+on_exit unmount_quota
+lab_test_start mylimits
 
 # Quota sources: the kernel here has no quota support (so home fails, reported),
 # a site command in the `lfs quota` format and an hourly-recorder snapshot.
@@ -89,25 +79,17 @@ cgen=$(sub carol --qos=general --gpus=2 -c 1 --mem-per-gpu=1G)
 check "carol's general job runs (team-a at its general burst cap of 4)" wait_job_state "$cgen" RUNNING 60
 gover=$(sub alice --qos=general --gpus=1 -c 1 --mem-per-gpu=1G)
 bobjob=$(sub bob --gpus=1 -c 1 --mem-per-gpu=1G)
-for _ in $(seq 1 120); do [ "$(job_field "$spot" Restarts)" = 1 ] && break; sleep 0.5; done
-expect_eq "Slurm requeued the preempted spot job (Restarts=1)" "$(job_field "$spot" Restarts)" 1
-check "the requeued spot job pends" wait_job_state "$spot" PENDING 30
+check "Slurm requeued the preempted spot job (Restarts=1)" wait_job_field "$spot" Restarts 1
+check "the requeued spot job pends" wait_job_state "$spot" PENDING
 # A new job first shows Priority/None; the scheduler names the limit on its next pass.
-wait_reason() { for _ in $(seq 1 180); do [ "$(job_field "$1" Reason)" = "$2" ] && return 0; sleep 0.5; done; return 1; }
-wait_reason "$over" QOSGrpGRES
-wait_reason "$gover" MaxGRESPerAccount
-wait_reason "$bobjob" AssocGrpGRES
-expect_eq "over-cap project job pends on QOSGrpGRES" "$(job_field "$over" Reason)" QOSGrpGRES
-expect_eq "over-cap general job pends on MaxGRESPerAccount" "$(job_field "$gover" Reason)" MaxGRESPerAccount
-expect_eq "bob's GPU job pends on AssocGrpGRES" "$(job_field "$bobjob" Reason)" AssocGrpGRES
+check "over-cap project job pends on QOSGrpGRES" wait_job_field "$over" Reason QOSGrpGRES
+check "over-cap general job pends on MaxGRESPerAccount" wait_job_field "$gover" Reason MaxGRESPerAccount
+check "bob's GPU job pends on AssocGrpGRES" wait_job_field "$bobjob" Reason AssocGrpGRES
 
 echo "# alice: mylimits --json against sacctmgr / scontrol / squeue"
-t0=$(date +%s%N)
 ml alice --json
-t1=$(date +%s%N)
 J=$ML_OUT
 expect_eq "exit 0" "$ML_RC" 0
-echo "# mylimits wall time as alice: $(( (t1 - t0) / 1000000 )) ms (incl. runuser)"
 expect_eq "schema" "$(jq -r .schema <<<"$J")" "allot.mylimits/1"
 expect_eq "user name" "$(jq -r .user.name <<<"$J")" alice
 expect_eq "uid = id -u" "$(jq -r .user.uid <<<"$J")" "$(id -u alice)"
@@ -234,7 +216,8 @@ ML_OUT=$(env ALLOT_CONFIG="$ALLOT_CONFIG" ALLOT_QUOTA_CONF="$ALLOT_QUOTA_CONF" "
 expect_eq "root may use --user: same jobs as alice sees" "$(jq -r '[.jobs[].job_id]|join(",")' <<<"$ML_OUT")" \
     "$(jq -r '[.jobs[].job_id]|join(",")' <<<"$J")"
 sacctmgr -i modify user carol set AdminLevel=Operator >/dev/null
-for _ in $(seq 1 30); do scontrol show assoc_mgr users=carol flags=users | grep -q 'AdminLevel=Operator' && break; sleep 0.2; done
+_operator() { scontrol show assoc_mgr users=carol flags=users | grep -q 'AdminLevel=Operator'; }
+check "slurmctld knows carol is an Operator" wait_for 60 "carol's AdminLevel" _operator
 ml carol --user=alice --json
 expect_eq "a Slurm Operator may use --user" "$ML_RC" 0
 expect_eq "and sees alice" "$(jq -r .user.name <<<"$ML_OUT")" alice
@@ -242,7 +225,7 @@ ml alice --bogus
 expect_eq "bad option: exit 2" "$ML_RC" 2
 ALLOT_CONFIG_SAVE=$ALLOT_CONFIG; ALLOT_CONFIG=/nonexistent.yaml ml alice; ALLOT_CONFIG=$ALLOT_CONFIG_SAVE
 expect_eq "missing allot.yaml: exit 3" "$ML_RC" 3
-sed "s/^SlurmctldPort=.*/SlurmctldPort=$((LAB_PORT_BASE + 99))/" "$SLURM_CONF" >"$LAB/etc/dead.conf"
+sed "s/^SlurmctldPort=.*/SlurmctldPort=$(free_port)/" "$SLURM_CONF" >"$LAB/etc/dead.conf"
 chmod 644 "$LAB/etc/dead.conf"
 ML_OUT=$(runuser -u alice -- env SLURM_CONF="$LAB/etc/dead.conf" ALLOT_CONFIG="$ALLOT_CONFIG" "$M" 2>&1)
 expect_eq "slurmctld unreachable: exit 4" "$?" 4
@@ -260,8 +243,7 @@ fi
 
 echo "# PrivateData: only the caller's own data"
 conf_set PrivateData "accounts,jobs,usage,users"
-scontrol reconfigure
-sleep 2
+check "slurmctld reconfigures with PrivateData" ctld_reconfigure
 expect_eq "PrivateData is in force (alice's squeue shows only her jobs)" \
     "$(as alice squeue -h -o %u | sort -u | paste -sd,)" alice
 ml alice --json

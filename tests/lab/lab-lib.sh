@@ -1,10 +1,14 @@
 #!/bin/bash
-# lab-lib.sh - helpers for lab tests: `source tests/lab/lab-lib.sh` after lab-up.sh.
+# lab-lib.sh - helpers for lab tests: `source tests/lab/lab-lib.sh`, then lab_test_start.
 #
-# Gives: as <user> <cmd...> (run with the lab's SLURM_CONF), conf_set KEY VALUE,
-# ctld_restart / slurmd_restart (by PID), job_field <jobid> <Field> (from scontrol show
-# job), wait_job_state <jobid> <STATE> [seconds], and a tiny TAP-like reporter:
-# check "<name>" <cmd...>, expect_contains "<name>" <haystack> <needle>, finish.
+# Sources tests/lib/harness.sh (check/expect_*/finish, services, free ports, on_exit) and
+# adds: lab_test_start NAME (a lab of one's own on free ports, accounts made by allot-syncd),
+# as <user> <cmd...> (run with the lab's SLURM_CONF), conf_set KEY VALUE, ctld_restart /
+# slurmd_restart (by PID), job_field <jobid> <Field> (from scontrol show job),
+# wait_job_state <jobid> <STATE> [seconds], wait_job_field <jobid> <Field> <value> [seconds],
+# ctld_reconfigure (scontrol reconfigure, returning once slurmctld has reloaded).
+# shellcheck disable=SC1091
+. "$(cd "$(dirname "${BASH_SOURCE[0]}")/../lib" && pwd)/harness.sh"
 LAB=${LAB:-/tmp/allot-lab}
 # shellcheck disable=SC1091
 [ -f "$LAB/env.sh" ] && . "$LAB/env.sh"
@@ -14,38 +18,31 @@ as() { local u=$1; shift; runuser -u "$u" -- env SLURM_CONF="$SLURM_CONF" "$@"; 
 
 conf_set() { sed -i "/^$1=/d" "$SLURM_CONF"; [ -n "$2" ] && echo "$1=$2" >>"$SLURM_CONF"; true; }
 
-_lab_alive() { kill -0 "$1" 2>/dev/null && ! grep -q '^State:.*Z' "/proc/$1/status" 2>/dev/null; }
+_all_idle() { [ "$(sinfo -h -N -o %T | grep -vc idle)" = 0 ]; }
+lab_wait_idle() { wait_for 120 "every node idle" _all_idle; }
+_pid_gone() { ! _pid_alive "$1"; }
 
-lab_wait_idle() {
-    local i
-    for i in $(seq 1 300); do
-        [ "$(sinfo -h -N -o %T | grep -vc idle)" = 0 ] && return 0
-        sleep 0.1
-    done
-    return 1
-}
-
+# ctld_restart / slurmd_restart: stop the daemon by its recorded PID and start it again.
 ctld_restart() {
-    local pid i
+    local pid
     pid=$(cat "$LAB/run/slurmctld.launch.pid")
     kill -TERM "$pid"
-    for i in $(seq 1 200); do _lab_alive "$pid" || break; sleep 0.1; done
+    wait_for 60 "slurmctld $pid to stop" _pid_gone "$pid" || return 1
     setsid slurmctld -D </dev/null >>"$LAB/log/slurmctld.stdout" 2>&1 &
-    echo $! >"$LAB/run/slurmctld.launch.pid"
-    for i in $(seq 1 300); do
-        scontrol ping >/dev/null 2>&1 && break
-        _lab_alive $! || { echo "slurmctld died on start:"; tail -5 "$LAB/log/slurmctld.log"; return 1; }
-        sleep 0.1
-    done
+    pid=$!
+    echo "$pid" >"$LAB/run/slurmctld.launch.pid"
+    if ! wait_for 120 "slurmctld to answer" scontrol ping; then
+        echo "slurmctld did not come back:"; tail -5 "$LAB/log/slurmctld.log"; return 1
+    fi
     lab_wait_idle
 }
 
 slurmd_restart() {
-    local f n pid i
+    local f n pid
     for f in "$LAB"/run/slurmd-*.launch.pid; do
         n=$(basename "$f" .launch.pid); n=${n#slurmd-}; pid=$(cat "$f")
         kill -TERM "$pid" 2>/dev/null
-        for i in $(seq 1 100); do _lab_alive "$pid" || break; sleep 0.1; done
+        wait_for 60 "slurmd $n to stop" _pid_gone "$pid" || return 1
         setsid slurmd -D -N "$n" </dev/null >>"$LAB/log/slurmd-$n.stdout" 2>&1 &
         echo $! >"$f"
     done
@@ -55,58 +52,62 @@ slurmd_restart() {
 # job_field <jobid> <Field>: the value of Field= in `scontrol show job` (one line per field).
 job_field() { scontrol show job "$1" 2>/dev/null | tr ' ' '\n' | sed -n "s/^$2=//p" | head -1; }
 
-wait_job_state() { # wait_job_state <jobid> <STATE-regex> [seconds]
-    local end=$(( $(date +%s) + ${3:-60} )) st
+# wait_job_field <jobid> <Field> <value-regex> [seconds]: until the field matches; the
+# seconds are a liveness bound (default 120), never a claim about how fast Slurm is.
+wait_job_field() {
+    local end=$(($(date +%s) + ${4:-120})) v
     while [ "$(date +%s)" -lt "$end" ]; do
-        st=$(job_field "$1" JobState)
-        [[ "$st" =~ ^($2)$ ]] && return 0
-        sleep 0.5
+        v=$(job_field "$1" "$2")
+        [[ "$v" =~ ^($3)$ ]] && return 0
+        sleep 0.3
     done
-    echo "job $1 is $(job_field "$1" JobState), wanted $2" >&2
+    echo "job $1 has $2=$(job_field "$1" "$2"), wanted $3" >&2
     return 1
 }
+wait_job_state() { wait_job_field "$1" JobState "$2" "${3:-120}"; } # <jobid> <STATE-regex> [seconds]
 
-LAB_PASSED=0 LAB_FAILED=0
-pass() { LAB_PASSED=$((LAB_PASSED + 1)); echo "ok - $1"; }
-fail() { LAB_FAILED=$((LAB_FAILED + 1)); echo "not ok - $1"; [ -n "${2:-}" ] && printf '%s\n' "$2" | sed 's/^/    # /'; }
-check() { local name=$1; shift; if out=$("$@" 2>&1); then pass "$name"; else fail "$name" "$out"; fi; }
-expect_contains() { # expect_contains <name> <text> <needle>
-    if [[ "$2" == *"$3"* ]]; then pass "$1"; else fail "$1" "expected to find: $3
-in: $2"; fi
-}
-expect_not_contains() {
-    if [[ "$2" != *"$3"* ]]; then pass "$1"; else fail "$1" "did not expect: $3
-in: $2"; fi
-}
-expect_eq() { if [ "$2" = "$3" ]; then pass "$1"; else fail "$1" "expected '$3', got '$2'"; fi; }
-finish() {
-    echo "$LAB_PASSED passed, $LAB_FAILED failed"
-    [ "$LAB_FAILED" = 0 ]
+# ctld_reconfigure: `scontrol reconfigure`, returning once slurmctld says (in its log) that
+# it has re-read its configuration, so a test never guesses how long that takes.
+_reconf_count() { grep -c '_slurm_rpc_reconfigure_controller: completed' "$LAB/log/slurmctld.log" 2>/dev/null; }
+_reconf_after() { [ "$(_reconf_count)" -gt "$1" ]; }
+ctld_reconfigure() {
+    local before
+    before=$(_reconf_count)
+    scontrol reconfigure || return 1
+    wait_for 120 "slurmctld to finish reconfiguring" _reconf_after "$before"
 }
 
-# lab_test_start <name> <port-base>: the common start of a lab test. Skips unless asked
-# for the lab, brings up a lab of its own (ports from <port-base>, so `make check -j` can run
-# tests together) with job_submit/allot and tests/lab/allot-lab.yaml, creates the accounts of
-# that file, and stops the lab when the test exits.
+# lab_test_start <name>: the common start of a lab test. Skips unless asked for the lab,
+# brings up a lab of its own on ports free right now (so any test runs beside any other)
+# with job_submit/allot (plus LAB_PLUGINS) and tests/lab/allot-lab.yaml (or ALLOT_CONFIG),
+# lets allot-syncd create the accounting of that file from the lab directory
+# (lab-accounts.sh), and stops the lab when the test exits. LAB_JOB_SUBMIT= (empty) runs
+# without the job_submit plugin.
 lab_test_start() {
     skip_unless_lab
-    local here build
+    local here
     here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-    build=${ALLOT_TOP_BUILDDIR:-$(cd "$here/../.." && pwd)}
+    export ALLOT_TOP_SRCDIR=${ALLOT_TOP_SRCDIR:-$(cd "$here/../.." && pwd)}
+    export ALLOT_TOP_BUILDDIR=${ALLOT_TOP_BUILDDIR:-$ALLOT_TOP_SRCDIR}
     export LAB=/tmp/allot-lab-$1.$$
-    export LAB_PORT_BASE=$2
+    export LAB_NODES=${LAB_NODES:-2}
+    LAB_PORT_BASE=$(free_port_block $((21 + LAB_NODES))) || abort "no free ports for the lab"
+    export LAB_PORT_BASE
     export ALLOT_CONFIG=${ALLOT_CONFIG:-$here/allot-lab.yaml}
-    export LAB_PLUGINS="$build/plugins/job_submit/.libs/job_submit_allot.so ${LAB_PLUGINS:-}"
-    # shellcheck disable=SC2064
-    trap "'$here/lab-down.sh' >/dev/null 2>&1" EXIT
-    "$here/lab-up.sh" || { echo "0 passed, 1 failed"; exit 1; }
+    if [ "${LAB_JOB_SUBMIT-allot}" = allot ]; then
+        export LAB_PLUGINS="$ALLOT_TOP_BUILDDIR/plugins/job_submit/.libs/job_submit_allot.so ${LAB_PLUGINS:-}"
+    fi
+    on_exit "$here/lab-down.sh"
+    "$here/lab-up.sh" >"/tmp/allot-lab-$1.$$.up.log" 2>&1 ||
+        { cat "/tmp/allot-lab-$1.$$.up.log"; rm -f "/tmp/allot-lab-$1.$$.up.log"; abort "lab-up"; }
+    rm -f "/tmp/allot-lab-$1.$$.up.log"
     # shellcheck disable=SC1091
     . "$LAB/env.sh"
-    "$here/lab-accounts.sh"
+    "$here/lab-accounts.sh" || abort "lab-accounts (allot-syncd from the lab directory)"
 }
 
 # skip_unless_lab: exit 77 (automake's SKIP) unless asked for the lab and able to run it.
 skip_unless_lab() {
-    if [ "${ALLOT_LAB:-0}" != 1 ]; then echo "SKIP: set ALLOT_LAB=1 to run lab tests (needs root)"; exit 77; fi
-    if [ "$(id -u)" != 0 ]; then echo "SKIP: lab tests need root"; exit 77; fi
+    [ "${ALLOT_LAB:-0}" = 1 ] || skip "set ALLOT_LAB=1 to run lab tests (needs root)"
+    [ "$(id -u)" = 0 ] || skip "lab tests need root"
 }

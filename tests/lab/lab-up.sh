@@ -5,11 +5,12 @@
 # munged, MariaDB, slurmdbd, slurmctld and N slurmd (8 fake GPUs each) in $LAB, all as
 # root, with accounting enforcement and QOS preemption as allot's policy needs. Every PID
 # is recorded so lab-down.sh stops exactly what this started. Several labs can run at once
-# with different LAB and LAB_PORT_BASE.
+# with different LAB: ports are picked free at start unless LAB_PORT_BASE is given.
 #
 # Knobs (environment):
 #   LAB=/tmp/allot-lab        lab directory (wiped first)
-#   LAB_PORT_BASE=16800       mysql=B+6, slurmctld=B+17, slurmdbd=B+19, slurmd nK=B+20+K
+#   LAB_PORT_BASE=<free>      mysql=B+6, slurmctld=B+17, slurmdbd=B+19, slurmd nK=B+20+K
+#                             (unset: a block of 21+LAB_NODES ports free right now)
 #   LAB_NODES=2 LAB_GPUS=8    nodes n1..nN, fake gres/gpu per node
 #   LAB_JOB_SUBMIT=allot      JobSubmitPlugins (empty: none)
 #   LAB_PLUGINS="a.so ..."    copied (new inode) into $LAB/plugins, which is on PluginDir
@@ -22,11 +23,17 @@ set -euo pipefail
 LAB=${LAB:-/tmp/allot-lab}
 NODES=${LAB_NODES:-2}
 GPUS=${LAB_GPUS:-8}
-B=${LAB_PORT_BASE:-16800}
 JS=${LAB_JOB_SUBMIT-allot}
 DBG=${LAB_DEBUG:-info}
-MYSQL_PORT=$((B + 6)) CTLD_PORT=$((B + 17)) DBD_PORT=$((B + 19))
 HERE=$(cd "$(dirname "$0")" && pwd)
+if [ -n "${LAB_PORT_BASE:-}" ]; then
+    B=$LAB_PORT_BASE
+else
+    # shellcheck disable=SC1091
+    . "$HERE/../lib/harness.sh"
+    B=$(free_port_block $((21 + NODES)))
+fi
+MYSQL_PORT=$((B + 6)) CTLD_PORT=$((B + 17)) DBD_PORT=$((B + 19))
 
 t0=$(date +%s%N)
 say() { printf '[%5.1fs] %s\n' "$(( ($(date +%s%N) - t0) / 100000000 ))e-1" "$*"; }
@@ -62,13 +69,16 @@ chmod 755 "$LAB" "$LAB/munge"   # munged wants an o+x socket dir (gotcha G2)
 chmod 1777 "$LAB/tmp"           # job output of every user
 
 # ------------------------------------------------------------------ test users
-# Jobs run as these; created once and recorded so lab-down.sh can remove them.
-for u in alice bob carol dave; do
+# Jobs run as the users of the lab directory, with its uids (allot-syncd writes an
+# association only for a user whose uid resolves the same here); created once and recorded
+# so lab-down.sh can remove them.
+while read -r u uid _; do
+    case $u in '#'* | '') continue ;; esac
     if ! id "$u" >/dev/null 2>&1; then
-        useradd -M -d /nonexistent -s /bin/bash "$u"
+        useradd -M -d /nonexistent -s /bin/bash -u "$uid" "$u"
         echo "$u" >>"$LAB/run/created-users"
     fi
-done
+done <"$HERE/lab-directory.txt"
 
 # ------------------------------------------------------------------ munge
 mungekey -c -k "$LAB/munge/munge.key" -b 1024 >/dev/null 2>&1
@@ -101,6 +111,12 @@ say "mariadbd up on port $MYSQL_PORT"
 
 # ------------------------------------------------------------------ configuration
 PLUGDIR=/usr/lib/x86_64-linux-gnu/slurm-wlm
+# 23.02 moved the preemption user signal to PreemptParameters; 22.05 knows only the
+# SlurmctldParameters form (docs/slurm-versions.md).
+case $(slurmctld -V | awk '{print $2}') in
+2[01].* | 22.*) PREEMPT_SIGNAL_CONF=SlurmctldParameters=preempt_send_user_signal ;;
+*) PREEMPT_SIGNAL_CONF=PreemptParameters=send_user_signal ;;
+esac
 HOST=$(hostname -s)
 NODELIST="n[1-$NODES]"; [ "$NODES" = 1 ] && NODELIST=n1
 cat >"$LAB/etc/slurm.conf" <<CONF
@@ -143,7 +159,7 @@ PriorityWeightAge=100
 PreemptType=preempt/qos
 PreemptMode=REQUEUE
 # The batch script of a preempted job gets its --signal=B:... at preemption (gotcha G9).
-SlurmctldParameters=preempt_send_user_signal
+$PREEMPT_SIGNAL_CONF
 AccountingStorageType=accounting_storage/slurmdbd
 AccountingStorageHost=127.0.0.1
 AccountingStoragePort=$DBD_PORT

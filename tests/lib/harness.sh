@@ -164,13 +164,13 @@ stop_service() { # stop_service NAME [SECONDS]
 }
 
 wait_for() { # wait_for SECONDS WHAT CMD...: a liveness bound, not a timing assertion
-    local end=$(($(date +%s) + $1)) what=$2
+    local bound=$1 what=$2 end=$(($(date +%s) + $1))
     shift 2
     while [ "$(date +%s)" -lt "$end" ]; do
         "$@" >/dev/null 2>&1 && return 0
         sleep 0.1
     done
-    echo "gave up waiting for $what after $1 s" >&2
+    echo "gave up waiting for $what after $bound s" >&2
     return 1
 }
 

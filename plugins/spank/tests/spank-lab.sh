@@ -3,27 +3,20 @@
 # writes the registry entry (with the tier from slurmctld's QOS), the job sees
 # ALLOT_TIER/ALLOT_PREEMPTIBLE/ALLOT_GRACE_SECONDS (a forged value is replaced),
 # allot-keys on a compute node lets the job's user in while it runs, and the
-# epilog removes the entry. Root and ALLOT_LAB=1 only. LAB_PORT_BASE 17200.
+# epilog removes the entry. Accounting made by allot-syncd (tests/lab/lab-accounts.sh),
+# ports free at run time. Root and ALLOT_LAB=1 only.
 set -u
-S=${ALLOT_TOP_SRCDIR:?}
-B=${ALLOT_TOP_BUILDDIR:?}
-HERE=$S/tests/lab
-export LAB=${ALLOT_NODE_LAB:-/tmp/allot-lab-node}
-. "$HERE/lab-lib.sh"
-skip_unless_lab
-
-export LAB_PORT_BASE=${LAB_PORT_BASE:-17200}
+S=${ALLOT_TOP_SRCDIR:-$(cd "$(dirname "$0")/../../.." && pwd)}
+B=${ALLOT_TOP_BUILDDIR:-$S}
+# shellcheck disable=SC1091
+. "$S/tests/lab/lab-lib.sh"
 export LAB_NODES=1
-export ALLOT_CONFIG=$HERE/allot-lab.yaml
-export LAB_PLUGINS="$B/plugins/job_submit/.libs/job_submit_allot.so $B/plugins/spank/.libs/spank_allot.so"
-trap '"$HERE/lab-down.sh" >/dev/null 2>&1' EXIT
-"$HERE/lab-up.sh" >/dev/null || { echo "0 passed, 1 failed (lab-up)"; exit 1; }
-. "$HERE/lab-lib.sh"
-"$HERE/lab-accounts.sh" >/dev/null
+export LAB_PLUGINS="$B/plugins/spank/.libs/spank_allot.so"
+lab_test_start spank
 RUN=$LAB/allot-run
 echo "required $LAB/plugins/spank_allot.so config=$ALLOT_CONFIG run_dir=$RUN" >>"$LAB/etc/plugstack.conf"
 # slurmd decides at start whether SPANK has a job prolog/epilog to run.
-slurmd_restart >/dev/null
+check "slurmd restarts with the SPANK plugin" slurmd_restart
 
 # allot-keys as a compute node would run it, reading this lab's registry.
 ALICE_UID=$(id -u alice)
@@ -44,8 +37,8 @@ echo "# spot job"
 j=$(as alice env ALLOT_TIER=forged ALLOT_GRACE_SECONDS=99999 sbatch --parsable -A team-a --qos=spot \
     --gpus=1 -t 5 -o "$LAB/tmp/%j.out" \
     --wrap 'env | grep -E "^ALLOT_(TIER|PREEMPTIBLE|GRACE_SECONDS)=" | sort; srun env | grep ^ALLOT_TIER; sleep 30')
-wait_job_state "$j" RUNNING 30 || fail "spot job $j runs" "$(scontrol show job "$j")"
-for _ in $(seq 50); do [ -e "$RUN/jobs/$j.n1" ] && break; sleep 0.2; done
+check "spot job $j runs" wait_job_state "$j" RUNNING
+check "prolog created the registry entry" wait_for 60 "the registry entry" test -e "$RUN/jobs/$j.n1"
 entry=$(cat "$RUN/jobs/$j.n1" 2>/dev/null)
 expect_contains "prolog wrote the registry entry" "$entry" "job_id=$j"
 expect_contains "entry has the job's uid" "$entry" "uid=$ALICE_UID"
@@ -55,8 +48,8 @@ expect_contains "entry has this boot's id" "$entry" "boot_id=$(cat /proc/sys/ker
 expect_eq "entry is owned by root, mode 0644" "$(stat -c '%U %a' "$RUN/jobs/$j.n1" 2>/dev/null)" "root 644"
 expect_eq "while the job runs: alice gets her key on the compute node" "$(keys alice)" 1
 expect_eq "bob (no job) gets nothing" "$(keys bob)" 0
-for _ in $(seq 50); do [ "$(grep -c ALLOT_TIER "$LAB/tmp/$j.out" 2>/dev/null)" = 2 ] && break; sleep 0.2; done
-sleep 1
+_two_lines() { [ "$(grep -c ALLOT_TIER "$LAB/tmp/$j.out" 2>/dev/null)" = 2 ]; }
+check "batch script and srun step both printed their environment" wait_for 60 "the job's output" _two_lines
 out=$(cat "$LAB/tmp/$j.out")
 expect_contains "batch script sees ALLOT_TIER=spot (forged value replaced)" "$out" "ALLOT_TIER=spot"
 expect_contains "batch script sees ALLOT_PREEMPTIBLE=1" "$out" "ALLOT_PREEMPTIBLE=1"
@@ -65,19 +58,17 @@ expect_eq "an srun step inside the job sees it too" "$(grep -c '^ALLOT_TIER=spot
 expect_not_contains "no forged value survives" "$out" "forged"
 expect_not_contains "no forged grace survives" "$out" "99999"
 scancel "$j"
-for _ in $(seq 100); do [ -e "$RUN/jobs/$j.n1" ] || break; sleep 0.2; done
-expect_eq "epilog removed the entry" "$([ -e "$RUN/jobs/$j.n1" ] && echo present || echo gone)" gone
+check "epilog removed the entry" wait_for 60 "the epilog" test ! -e "$RUN/jobs/$j.n1"
 expect_eq "after the job: alice gets no key" "$(keys alice)" 0
 
 echo "# project job"
 j=$(as alice sbatch --parsable --gpus=1 -o "$LAB/tmp/%j.out" --wrap 'env | grep -E "^ALLOT_(TIER|PREEMPTIBLE|GRACE_SECONDS)=" | sort')
-wait_job_state "$j" 'COMPLETED' 60 || fail "project job $j completes" "$(scontrol show job "$j")"
+check "project job $j completes" wait_job_state "$j" COMPLETED
 out=$(cat "$LAB/tmp/$j.out")
 expect_contains "project job: ALLOT_TIER=project" "$out" "ALLOT_TIER=project"
 expect_contains "project job: ALLOT_PREEMPTIBLE=0" "$out" "ALLOT_PREEMPTIBLE=0"
 expect_not_contains "project job: no grace variable" "$out" "ALLOT_GRACE_SECONDS"
-for _ in $(seq 50); do [ -e "$RUN/jobs/$j.n1" ] || break; sleep 0.2; done
-expect_eq "completed job: entry removed" "$([ -e "$RUN/jobs/$j.n1" ] && echo present || echo gone)" gone
+check "completed job: entry removed" wait_for 60 "the epilog" test ! -e "$RUN/jobs/$j.n1"
 
 echo "# stale entries"
 printf 'allot-job-entry 1\njob_id=999999\nuid=%s\nuser=alice\nnode=n1\nboot_id=00000000-0000-0000-0000-000000000000\nstart=1\nexpires=0\n' \
@@ -87,7 +78,7 @@ printf 'allot-job-entry 1\njob_id=999998\nuid=%s\nuser=alice\nnode=n1\nboot_id=%
     "$ALICE_UID" "$(cat /proc/sys/kernel/random/boot_id)" >"$RUN/jobs/999998.n1"
 expect_eq "an expired entry grants nothing" "$(keys alice)" 0
 j=$(as alice sbatch --parsable -o /dev/null --wrap true)
-wait_job_state "$j" 'COMPLETED' 60 >/dev/null
+check "the next job completes" wait_job_state "$j" COMPLETED
 expect_eq "the next prolog pruned the other boot's entry" \
     "$([ -e "$RUN/jobs/999999.n1" ] && echo present || echo gone)" gone
 finish
