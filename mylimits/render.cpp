@@ -16,7 +16,6 @@ struct Style {
     std::string bold(const std::string& s) const { return on ? "\033[1m" + s + "\033[0m" : s; }
     std::string red(const std::string& s) const { return on ? "\033[31m" + s + "\033[0m" : s; }
     std::string yellow(const std::string& s) const { return on ? "\033[33m" + s + "\033[0m" : s; }
-    std::string green(const std::string& s) const { return on ? "\033[32m" + s + "\033[0m" : s; }
 };
 
 // Control characters from Slurm strings (job names, reasons) would move the
