@@ -1,0 +1,277 @@
+// filter_sql.cpp - see filter_sql.hpp.
+#include "filter_sql.hpp"
+
+#include <cmath>
+#include <cstring>
+
+#include "codec.hpp"
+
+namespace allot::scimd {
+
+namespace {
+
+Error bad_filter(const std::string& what)
+{
+    return make_error(Errc::InvalidFilter, what);
+}
+
+}  // namespace
+
+const ResourceMap& user_filter_map(const std::string& ext_lower)
+{
+    static thread_local ResourceMap m;
+    if (m.ext_schema != ext_lower || m.columns.empty()) {
+        m.core_schema = "urn:ietf:params:scim:schemas:core:2.0:user";
+        m.ext_schema = ext_lower;
+        m.columns = {
+            {"id", "", "u.id", ColType::String, false},
+            {"externalid", "", "u.external_id", ColType::String, false},
+            {"username", "", "u.user_name", ColType::String, false},
+            {"displayname", "", "u.display_name", ColType::String, false},
+            {"active", "", "u.active", ColType::Bool, false},
+            {"uidnumber", "", "u.uid", ColType::Int, true},
+            {"gidnumber", "", "u.gid", ColType::Int, true},
+            {"homedirectory", "", "u.home", ColType::String, true},
+            {"loginshell", "", "u.shell", ColType::String, true},
+            {"meta", "created", "u.created", ColType::Time, false},
+            {"meta", "lastmodified", "u.modified", ColType::Time, false},
+        };
+        m.multis = {
+            {"emails",
+             "FROM json_each(u.emails) j",
+             {{"", "json_extract(j.value,'$.value')", ColType::String},
+              {"value", "json_extract(j.value,'$.value')", ColType::String},
+              {"type", "json_extract(j.value,'$.type')", ColType::String},
+              {"primary", "json_extract(j.value,'$.primary')", ColType::Bool}},
+             false},
+            {"sshpublickeys",
+             "FROM json_each(u.ssh_keys) j",
+             {{"", "j.value", ColType::String}, {"value", "j.value", ColType::String}},
+             true},
+            {"groups",
+             "FROM members gm JOIN grp gg ON gg.rowid = gm.group_rowid WHERE gm.user_rowid = "
+             "u.rowid",
+             {{"", "gg.id", ColType::String},
+              {"value", "gg.id", ColType::String},
+              {"display", "gg.display_name", ColType::String}},
+             false},
+        };
+    }
+    return m;
+}
+
+const ResourceMap& group_filter_map()
+{
+    static const ResourceMap m = [] {
+        ResourceMap r;
+        r.core_schema = "urn:ietf:params:scim:schemas:core:2.0:group";
+        r.ext_schema = "urn:ietf:params:scim:schemas:extension:allot:2.0:posixgroup";
+        r.columns = {
+            {"id", "", "g.id", ColType::String, false},
+            {"externalid", "", "g.external_id", ColType::String, false},
+            {"displayname", "", "g.display_name", ColType::String, false},
+            {"gidnumber", "", "g.gid", ColType::Int, true},
+            {"meta", "created", "g.created", ColType::Time, false},
+            {"meta", "lastmodified", "g.modified", ColType::Time, false},
+        };
+        r.multis = {
+            {"members",
+             "FROM members mm JOIN users mu ON mu.rowid = mm.user_rowid WHERE mm.group_rowid = "
+             "g.rowid",
+             {{"", "mu.id", ColType::String},
+              {"value", "mu.id", ColType::String},
+              {"display", "mu.user_name", ColType::String}},
+             false},
+        };
+        return r;
+    }();
+    return m;
+}
+
+namespace {
+
+size_t utf8_length(const std::string& s)
+{
+    size_t n = 0;
+    for (unsigned char c : s)
+        if ((c & 0xC0) != 0x80) ++n;
+    return n;
+}
+
+// The operands of an and/or chain rooted at `f`, left to right: nested nodes
+// of the same kind are the same chain.
+std::vector<const Filter*> chain_terms(const Filter& f)
+{
+    std::vector<const Filter*> out, stack{&f};
+    while (!stack.empty()) {
+        const Filter* n = stack.back();
+        stack.pop_back();
+        if (n->kind == f.kind) {
+            stack.push_back(n->right.get());
+            stack.push_back(n->left.get());
+        } else {
+            out.push_back(n);
+        }
+    }
+    return out;
+}
+
+struct Compiler {
+    const ResourceMap& map;
+    std::vector<SqlValue>& binds;
+
+    Result<std::string> compare(const std::string& expr, ColType type, const Filter& f)
+    {
+        const auto& v = f.value;
+        const std::string shown = f.path.display() + " " + op_name(f.op);
+        if (f.op == CompareOp::Pr)
+            return type == ColType::String ? "(" + expr + " IS NOT NULL AND " + expr + " <> '')"
+                                           : "(" + expr + " IS NOT NULL)";
+        if (v.kind == FilterValue::Kind::Null) {
+            if (f.op == CompareOp::Eq) return "(" + expr + " IS NULL)";
+            if (f.op == CompareOp::Ne) return "(" + expr + " IS NOT NULL)";
+            return bad_filter(shown + ": null only with eq/ne");
+        }
+        SqlValue bound;
+        switch (type) {
+            case ColType::String:
+                if (v.kind != FilterValue::Kind::String)
+                    return bad_filter(shown + ": expects a string");
+                bound = v.text;
+                break;
+            case ColType::Int:
+                if (v.kind != FilterValue::Kind::Number || std::floor(v.number) != v.number)
+                    return bad_filter(shown + ": expects an integer");
+                bound = static_cast<int64_t>(v.number);
+                break;
+            case ColType::Bool:
+                if (v.kind != FilterValue::Kind::Bool)
+                    return bad_filter(shown + ": expects true or false");
+                if (f.op != CompareOp::Eq && f.op != CompareOp::Ne)
+                    return bad_filter(shown + ": booleans only with eq/ne");
+                bound = static_cast<int64_t>(v.boolean ? 1 : 0);
+                break;
+            case ColType::Time: {
+                auto t =
+                    v.kind == FilterValue::Kind::String ? scim::parse_time(v.text) : std::nullopt;
+                if (!t) return bad_filter(shown + ": expects an RFC 3339 date-time");
+                bound = *t;
+                break;
+            }
+        }
+        const bool text_op =
+            f.op == CompareOp::Co || f.op == CompareOp::Sw || f.op == CompareOp::Ew;
+        if (text_op && type != ColType::String) return bad_filter(shown + ": only for strings");
+        switch (f.op) {
+            case CompareOp::Eq: binds.push_back(bound); return "(" + expr + " = ?)";
+            case CompareOp::Ne:
+                binds.push_back(bound);
+                return "(" + expr + " IS NULL OR " + expr + " <> ?)";
+            case CompareOp::Co: binds.push_back(bound); return "(instr(" + expr + ", ?) > 0)";
+            case CompareOp::Sw:
+                binds.push_back(static_cast<int64_t>(utf8_length(v.text)));
+                binds.push_back(bound);
+                return "(substr(" + expr + ", 1, ?) = ?)";
+            case CompareOp::Ew:
+                if (v.text.empty()) return "(" + expr + " IS NOT NULL)";
+                binds.push_back(-static_cast<int64_t>(utf8_length(v.text)));
+                binds.push_back(bound);
+                return "(substr(" + expr + ", ?) = ?)";
+            case CompareOp::Gt: binds.push_back(bound); return "(" + expr + " > ?)";
+            case CompareOp::Ge: binds.push_back(bound); return "(" + expr + " >= ?)";
+            case CompareOp::Lt: binds.push_back(bound); return "(" + expr + " < ?)";
+            case CompareOp::Le: binds.push_back(bound); return "(" + expr + " <= ?)";
+            case CompareOp::Pr: break;
+        }
+        return bad_filter(shown + ": unsupported");
+    }
+
+    bool schema_ok(const AttrPath& p, bool extension) const
+    {
+        if (p.schema.empty()) return true;
+        return extension ? p.schema == map.ext_schema : p.schema == map.core_schema;
+    }
+
+    // Inside a valuePath, attributes name the sub-attributes of `multi`.
+    Result<std::string> compile(const Filter& f, const MultiColumn* multi = nullptr)
+    {
+        switch (f.kind) {
+            case Filter::Kind::And:
+            case Filter::Kind::Or: {
+                // One flat (a AND b AND c ...) per chain: the parser's left-deep
+                // tree nested as deep as it has terms, past SQLite's parser stack.
+                const char* sep = f.kind == Filter::Kind::And ? " AND " : " OR ";
+                std::string out = "(";
+                bool first = true;
+                for (const Filter* term : chain_terms(f)) {
+                    auto t = compile(*term, multi);
+                    if (!t) return t;
+                    out += (first ? "" : sep) + t.value();
+                    first = false;
+                }
+                return out + ")";
+            }
+            case Filter::Kind::Not: {
+                auto inner = compile(*f.left, multi);
+                if (!inner) return inner;
+                return "(NOT COALESCE(" + inner.value() + ", 0))";
+            }
+            case Filter::Kind::ValuePath: {
+                if (multi) return bad_filter("nested value filters are not supported");
+                const MultiColumn* m = find_multi(f.path);
+                if (!m) return bad_filter("'" + f.path.display() + "' is not multi-valued");
+                auto inner = compile(*f.left, m);
+                if (!inner) return inner;
+                return "(EXISTS (SELECT 1 " + std::string(m->source) + where_join(m) +
+                       inner.value() + "))";
+            }
+            case Filter::Kind::Compare: break;
+        }
+        if (multi) {
+            if (!f.path.sub.empty() || !f.path.schema.empty())
+                return bad_filter("'" + f.path.display() +
+                                  "' inside [] must be a sub-attribute name");
+            for (const auto& s : multi->subs)
+                if (f.path.attr == s.sub) return compare(s.expr, s.type, f);
+            return bad_filter("unknown sub-attribute '" + f.path.attr + "'");
+        }
+        for (const auto& c : map.columns)
+            if (f.path.attr == c.attr && f.path.sub == c.sub && schema_ok(f.path, c.extension))
+                return compare(c.expr, c.type, f);
+        if (const MultiColumn* m = find_multi(f.path)) {
+            for (const auto& s : m->subs) {
+                if (f.path.sub != s.sub) continue;
+                if (f.op == CompareOp::Pr)
+                    return "(EXISTS (SELECT 1 " + std::string(m->source) + "))";
+                auto inner = compare(s.expr, s.type, f);
+                if (!inner) return inner;
+                return "(EXISTS (SELECT 1 " + std::string(m->source) + where_join(m) +
+                       inner.value() + "))";
+            }
+            return bad_filter("unknown sub-attribute '" + f.path.display() + "'");
+        }
+        return bad_filter("unknown or unfilterable attribute '" + f.path.display() + "'");
+    }
+
+    const MultiColumn* find_multi(const AttrPath& p) const
+    {
+        for (const auto& m : map.multis)
+            if (p.attr == m.attr && schema_ok(p, m.extension)) return &m;
+        return nullptr;
+    }
+    static std::string where_join(const MultiColumn* m)
+    {
+        return std::strstr(m->source, " WHERE ") ? " AND " : " WHERE ";
+    }
+};
+
+}  // namespace
+
+Result<std::string> compile_filter(const ResourceMap& map, const Filter& filter,
+                                   std::vector<SqlValue>& binds)
+{
+    Compiler c{map, binds};
+    return c.compile(filter);
+}
+
+}  // namespace allot::scimd

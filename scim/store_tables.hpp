@@ -1,0 +1,91 @@
+// store_tables.hpp - the users, groups and tokens tables of the SQLite store.
+//
+// UserTable and GroupTable say only what differs between the two resource
+// tables (columns, how a row is read and written, which ids are immutable);
+// ResourceTable (store_resource.hpp) is the one implementation of get, create,
+// replace, delete and list that both share. The id ledger (IdAllocator) makes
+// "a uid/gid is allocated once and never reused" hold across deletions and
+// restarts: id_alloc rows are never deleted.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "errors.hpp"
+#include "sqlite_util.hpp"
+#include "store.hpp"
+
+namespace allot::scimd {
+
+Error store_internal(const std::string& what);
+Error store_not_found(const std::string& what);
+int64_t unix_now();
+std::string new_uuid();
+// true when `sql` (one parameter) returns a row.
+bool row_exists(Conn& c, const char* sql, const SqlValue& value);
+
+class IdAllocator {
+public:
+    explicit IdAllocator(IdRange range) : range_(range) {}
+    // Hands out `wanted` (if given: in range and never used before) or the
+    // next free number of `kind` ("uid" or "gid"), recording it in the ledger.
+    Result<int64_t> allocate(Conn& c, const char* kind, std::optional<int64_t> wanted,
+                             const std::string& owner, int64_t ts) const;
+
+private:
+    IdRange range_;
+};
+
+struct UserTable {
+    using Resource = scim::User;
+    static constexpr const char* kKind = "user";
+    static constexpr const char* kKeyAttr = "userName";
+    static constexpr const char* kFrom = "users u";
+    static constexpr const char* kKeyCol = "u.user_name";
+    static constexpr const char* kById = "u.id = ?";
+    static constexpr const char* kKeyTaken = "SELECT 1 FROM users WHERE user_name = ?";
+    static constexpr const char* kDelete = "DELETE FROM users WHERE id = ?";
+    static const std::string& key(const scim::User& u) { return u.user_name; }
+    static Result<std::vector<scim::User>> load(Conn& c, const std::string& where,
+                                                const std::vector<SqlValue>& binds,
+                                                const std::string& order, size_t limit,
+                                                size_t offset);
+    // Allocates the ids `u` lacks and inserts the row (id and times are set).
+    static Status insert(Conn& c, const IdAllocator& ids, scim::User& u);
+    // Refuses a change of an immutable attribute and carries the stored ones over.
+    static Status keep_immutable(const scim::User& old, scim::User& next);
+    static Status update(Conn& c, scim::User& next);
+};
+
+struct GroupTable {
+    using Resource = scim::Group;
+    static constexpr const char* kKind = "group";
+    static constexpr const char* kKeyAttr = "displayName";
+    static constexpr const char* kFrom = "grp g";
+    static constexpr const char* kKeyCol = "g.display_name";
+    static constexpr const char* kById = "g.id = ?";
+    static constexpr const char* kKeyTaken = "SELECT 1 FROM grp WHERE display_name = ?";
+    static constexpr const char* kDelete = "DELETE FROM grp WHERE id = ?";
+    static const std::string& key(const scim::Group& g) { return g.display_name; }
+    static Result<std::vector<scim::Group>> load(Conn& c, const std::string& where,
+                                                 const std::vector<SqlValue>& binds,
+                                                 const std::string& order, size_t limit,
+                                                 size_t offset);
+    static Status insert(Conn& c, const IdAllocator& ids, scim::Group& g);
+    static Status keep_immutable(const scim::Group& old, scim::Group& next);
+    static Status update(Conn& c, scim::Group& next);
+};
+
+// API tokens: only the SHA-256 of the secret is stored.
+struct TokenTable {
+    static Result<ApiToken> create(Conn& c, const std::string& name,
+                                   const std::vector<std::string>& scopes, int64_t expires,
+                                   const std::string& secret_hash);
+    static Result<ApiToken> find(Conn& c, const std::string& secret_hash);
+    static Status revoke(Conn& c, const std::string& name_or_id);
+    static Result<std::vector<ApiToken>> all(Conn& c);
+};
+
+}  // namespace allot::scimd
