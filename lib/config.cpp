@@ -429,9 +429,12 @@ void read_node(Walker& w, const YamlNode& root, Config& config)
 
 void read_scim_server(Walker& w, const YamlNode& root, Config& config)
 {
-    const YamlNode* s = w.section(root, "", "scim_server",
-                                  {"listen", "tls_cert", "tls_key", "store", "home_template",
-                                   "shell", "max_body_bytes", "threads"});
+    const YamlNode* s =
+        w.section(root, "", "scim_server",
+                  {"listen", "tls_cert", "tls_key", "store", "home_template", "shell",
+                   "max_body_bytes", "threads", "max_header_bytes", "header_timeout_seconds",
+                   "body_timeout_seconds", "write_timeout_seconds", "keep_alive_seconds",
+                   "max_connections", "max_connections_per_address"});
     if (!s) return;
     auto& c = config.scim_server;
     const std::string p = "scim_server";
@@ -443,6 +446,13 @@ void read_scim_server(Walker& w, const YamlNode& root, Config& config)
     w.text(*s, p, "shell", c.shell, false, is_absolute_path, "an absolute path");
     w.number(*s, p, "max_body_bytes", c.max_body_bytes, 1024, 64u << 20);
     w.number(*s, p, "threads", c.threads, 1, 256);
+    w.number(*s, p, "max_header_bytes", c.max_header_bytes, 4096, 1u << 20);
+    w.number(*s, p, "header_timeout_seconds", c.header_timeout_seconds, 1, 3600);
+    w.number(*s, p, "body_timeout_seconds", c.body_timeout_seconds, 1, 3600);
+    w.number(*s, p, "write_timeout_seconds", c.write_timeout_seconds, 1, 3600);
+    w.number(*s, p, "keep_alive_seconds", c.keep_alive_seconds, 1, 3600);
+    w.number(*s, p, "max_connections", c.max_connections, 16, 1000000);
+    w.number(*s, p, "max_connections_per_address", c.max_connections_per_address, 1, 1000000);
     if (c.tls_cert.empty() != c.tls_key.empty())
         w.error(p, s->line, "tls_cert and tls_key must be given together");
 }

@@ -28,8 +28,15 @@ Result<ServerOptions> server_options(const Config& c, const Overrides& o)
     s.tls_cert = c.scim_server.tls_cert;
     s.tls_key = c.scim_server.tls_key;
     s.max_body = c.scim_server.max_body_bytes;
-    // scim_server.threads bounds CPU work; connections get many more (mostly idle) threads.
-    s.connection_threads = std::max<size_t>(16, 16 * static_cast<size_t>(c.scim_server.threads));
+    // Workers only run requests that have fully arrived (slow clients wait in the event loop).
+    s.worker_threads = std::max<size_t>(4, 4 * static_cast<size_t>(c.scim_server.threads));
+    s.max_header_bytes = c.scim_server.max_header_bytes;
+    s.header_timeout_seconds = static_cast<int>(c.scim_server.header_timeout_seconds);
+    s.body_timeout_seconds = static_cast<int>(c.scim_server.body_timeout_seconds);
+    s.write_timeout_seconds = static_cast<int>(c.scim_server.write_timeout_seconds);
+    s.keep_alive_seconds = static_cast<int>(c.scim_server.keep_alive_seconds);
+    s.max_connections = c.scim_server.max_connections;
+    s.max_connections_per_address = c.scim_server.max_connections_per_address;
     s.access_log = o.access_log;
     const bool loopback = s.host == "127.0.0.1" || s.host == "::1" || s.host == "localhost";
     if (s.tls_cert.empty() != s.tls_key.empty())

@@ -3,77 +3,839 @@
 
 #include <httplib.h>
 
+extern "C" {
+#include <arpa/inet.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <openssl/err.h>
+#include <openssl/ssl.h>
+#include <poll.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
+#include <unistd.h>
+}
 
-#include <atomic>
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <string_view>
+#include <tuple>
+#include <utility>
+#include <vector>
 
 #include "util.hpp"
 
 namespace allot::scimd {
 namespace {
 
-// cpp-httplib 0.11 bounds each header line and the body, but not the number of
-// header lines nor the total time a request may take: a client could stream
-// headers forever (memory) or drip bytes to hold a thread. On TLS connections we
-// watch every received record (SSL msg callback, on the reading thread) and cut
-// the socket when the bytes or the time spent on the current request exceed
-// the budget; the handler resets the budget after each request.
-struct RequestBudget {
-    size_t bytes = 0;
-    std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now();
-    bool cut = false;
+using SteadyClock = std::chrono::steady_clock;
+using TimePoint = SteadyClock::time_point;
+
+class UniqueFd {
+public:
+    UniqueFd() = default;
+    explicit UniqueFd(int fd) : fd_(fd) {}
+    UniqueFd(UniqueFd&& o) noexcept : fd_(o.release()) {}
+    UniqueFd& operator=(UniqueFd&& o) noexcept
+    {
+        if (this != &o) reset(o.release());
+        return *this;
+    }
+    UniqueFd(const UniqueFd&) = delete;
+    UniqueFd& operator=(const UniqueFd&) = delete;
+    ~UniqueFd() { reset(); }
+    int get() const { return fd_; }
+    int release() { return std::exchange(fd_, -1); }
+    void reset(int fd = -1)
+    {
+        if (fd_ >= 0) ::close(fd_);
+        fd_ = fd;
+    }
+
+private:
+    int fd_ = -1;
 };
 
-std::atomic<int> g_budget_index{-1};
-size_t g_max_request_bytes = 0;
-std::chrono::seconds g_request_deadline{30};
-std::atomic<uint64_t> g_cut_connections{0};
-thread_local SSL* t_ssl = nullptr;
+struct SslFree {
+    void operator()(SSL* s) const { SSL_free(s); }
+};
+struct SslCtxFree {
+    void operator()(SSL_CTX* c) const { SSL_CTX_free(c); }
+};
+using SslPtr = std::unique_ptr<SSL, SslFree>;
+using SslCtxPtr = std::unique_ptr<SSL_CTX, SslCtxFree>;
 
-void free_budget(void*, void* ptr, CRYPTO_EX_DATA*, int, long, void*)
+// Ids in the epoll data: the listening socket, the wake-up eventfd, then connections.
+constexpr uint64_t kListenId = 0;
+constexpr uint64_t kWakeId = 1;
+
+enum class Phase {
+    Handshake,  // TLS handshake in progress
+    Headers,    // waiting for the end of the header block
+    Body,       // waiting for Content-Length bytes
+    Busy,       // a worker owns it
+    Drain,      // an error was answered; discard what the client still sends, then close
+};
+
+struct Conn {
+    uint64_t id = 0;
+    UniqueFd fd;
+    SslPtr ssl;
+    std::string peer;  // client address, the key of the per-address cap
+    int peer_port = 0;
+    std::string local;
+    int local_port = 0;
+    Phase phase = Phase::Headers;
+    std::string in;        // received, not yet served
+    size_t scanned = 0;    // bytes of `in` searched for the end of the headers
+    size_t need = 0;       // header block + body of the current request
+    size_t drained = 0;    // bytes discarded in Phase::Drain
+    size_t served = 0;     // requests answered on this connection
+    TimePoint deadline{};  // of the current phase
+    TimePoint idle_deadline = TimePoint::max();  // keep-alive: first byte of the next request
+    uint32_t events = 0;                         // current epoll interest (0: not registered)
+    bool keep = false;  // set by the worker: the connection may serve another request
+};
+
+// What the loop needs from a request head before it lets a worker parse it.
+struct HeadFacts {
+    int status = 0;  // nonzero: refuse with this status
+    std::string detail;
+    size_t content_length = 0;
+    bool expect_continue = false;
+    size_t expect_line_begin = 0, expect_line_end = 0;  // the Expect header line, to remove it
+};
+
+bool iequals(std::string_view a, std::string_view b)
 {
-    delete static_cast<RequestBudget*>(ptr);
+    return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
+               return std::tolower(static_cast<unsigned char>(x)) ==
+                      std::tolower(static_cast<unsigned char>(y));
+           });
 }
 
-void on_tls_record(int write_p, int, int content_type, const void* buf, size_t len, SSL* ssl, void*)
+std::string_view trim(std::string_view v)
 {
-    if (write_p || content_type != SSL3_RT_HEADER || len < 5) return;
-    t_ssl = ssl;
-    const int index = g_budget_index.load();
-    auto* b = static_cast<RequestBudget*>(SSL_get_ex_data(ssl, index));
-    if (!b) {
-        b = new RequestBudget;
-        if (SSL_set_ex_data(ssl, index, b) != 1) {
-            delete b;
-            return;
+    while (!v.empty() && (v.front() == ' ' || v.front() == '\t')) v.remove_prefix(1);
+    while (!v.empty() && (v.back() == ' ' || v.back() == '\t' || v.back() == '\r'))
+        v.remove_suffix(1);
+    return v;
+}
+
+// Reads only the framing headers; everything else is httplib's to parse.
+HeadFacts inspect_head(std::string_view head, size_t max_body)
+{
+    HeadFacts f;
+    bool have_length = false;
+    size_t pos = head.find("\r\n");  // skip the request line
+    while (pos != std::string_view::npos && pos + 2 < head.size()) {
+        const size_t begin = pos + 2;
+        const size_t end = head.find("\r\n", begin);
+        if (end == std::string_view::npos || end == begin) break;
+        const std::string_view line = head.substr(begin, end - begin);
+        pos = end;
+        const size_t colon = line.find(':');
+        if (colon == std::string_view::npos) continue;  // httplib answers 400
+        const std::string_view name = line.substr(0, colon);
+        const std::string_view value = trim(line.substr(colon + 1));
+        if (iequals(name, "transfer-encoding")) {
+            f.status = 411;
+            f.detail = "chunked request bodies are not accepted; send Content-Length";
+            return f;
+        }
+        if (iequals(name, "content-length")) {
+            if (value.empty() || value.size() > 12 ||
+                value.find_first_not_of("0123456789") != std::string_view::npos) {
+                f.status = 400;
+                f.detail = "malformed Content-Length";
+                return f;
+            }
+            const size_t n = std::stoull(std::string(value));
+            if (have_length && n != f.content_length) {
+                f.status = 400;
+                f.detail = "conflicting Content-Length headers";
+                return f;
+            }
+            have_length = true;
+            f.content_length = n;
+        }
+        if (iequals(name, "expect") && iequals(value, "100-continue")) {
+            f.expect_continue = true;
+            f.expect_line_begin = begin;
+            f.expect_line_end = end + 2;
         }
     }
-    const auto* h = static_cast<const unsigned char*>(buf);
-    b->bytes += 5 + ((static_cast<size_t>(h[3]) << 8) | h[4]);
-    if (!b->cut && (b->bytes > g_max_request_bytes ||
-                    std::chrono::steady_clock::now() - b->start > g_request_deadline)) {
-        b->cut = true;
-        ++g_cut_connections;
-        shutdown(SSL_get_fd(ssl), SHUT_RDWR);  // the pending read fails; httplib closes
+    if (f.content_length > max_body) {
+        f.status = 413;
+        f.detail = "request body larger than " + std::to_string(max_body) + " bytes";
+    }
+    return f;
+}
+
+const char* reason(int status)
+{
+    switch (status) {
+        case 400: return "Bad Request";
+        case 411: return "Length Required";
+        case 413: return "Payload Too Large";
+        case 431: return "Request Header Fields Too Large";
+        default: return "Error";
     }
 }
 
-void reset_budget()
+std::string error_response(int status, const std::string& detail)
 {
-    if (!t_ssl || g_budget_index.load() < 0) return;
-    if (auto* b = static_cast<RequestBudget*>(SSL_get_ex_data(t_ssl, g_budget_index.load()))) {
-        b->bytes = 0;
-        b->start = std::chrono::steady_clock::now();
+    const std::string body = scim::error_body(status, status == 413 ? "tooLarge" : "", detail);
+    return "HTTP/1.1 " + std::to_string(status) + " " + reason(status) +
+           "\r\nContent-Type: application/scim+json\r\nContent-Length: " +
+           std::to_string(body.size()) + "\r\nConnection: close\r\n\r\n" + body;
+}
+
+std::pair<std::string, int> address_of(const sockaddr_storage& ss)
+{
+    char buf[INET6_ADDRSTRLEN] = {0};
+    if (ss.ss_family == AF_INET) {
+        const auto* a = reinterpret_cast<const sockaddr_in*>(&ss);
+        inet_ntop(AF_INET, &a->sin_addr, buf, sizeof buf);
+        return {buf, ntohs(a->sin_port)};
+    }
+    if (ss.ss_family == AF_INET6) {
+        const auto* a = reinterpret_cast<const sockaddr_in6*>(&ss);
+        inet_ntop(AF_INET6, &a->sin6_addr, buf, sizeof buf);
+        return {buf, ntohs(a->sin6_port)};
+    }
+    return {"unknown", 0};
+}
+
+int millis_until(TimePoint t, TimePoint now)
+{
+    if (t <= now) return 0;
+    const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(t - now).count() + 1;
+    return static_cast<int>(std::min<int64_t>(ms, 60000));
+}
+
+// Waits until fd is ready for `events` or the deadline passes.
+bool wait_ready(int fd, short events, TimePoint deadline)
+{
+    for (;;) {
+        const int ms = millis_until(deadline, SteadyClock::now());
+        if (ms == 0) return false;
+        pollfd p{fd, events, 0};
+        const int n = ::poll(&p, 1, ms);
+        if (n > 0) return true;
+        if (n < 0 && errno != EINTR) return false;
     }
 }
+
+// httplib::Server whose request processing we drive ourselves, one request at
+// a time, on a stream that already holds that request.
+class Router final : public httplib::Server {
+public:
+    bool serve(httplib::Stream& strm, bool close_connection, bool& connection_closed)
+    {
+        return process_request(strm, close_connection, connection_closed, nullptr);
+    }
+};
+
+// The stream a worker hands to httplib: reads come from the request bytes the
+// loop collected, writes go to the socket (through TLS) under one deadline for
+// the whole response.
+class RequestStream final : public httplib::Stream {
+public:
+    RequestStream(Conn& c, std::string request, std::chrono::seconds write_budget)
+        : c_(c), request_(std::move(request)), write_budget_(write_budget)
+    {
+    }
+    bool failed() const { return failed_; }
+
+    bool is_readable() const override { return pos_ < request_.size(); }
+    bool is_writable() const override { return !failed_; }
+    ssize_t read(char* ptr, size_t size) override
+    {
+        const size_t n = std::min(size, request_.size() - pos_);
+        std::memcpy(ptr, request_.data() + pos_, n);
+        pos_ += n;
+        return static_cast<ssize_t>(n);
+    }
+    ssize_t write(const char* ptr, size_t size) override
+    {
+        if (failed_) return -1;
+        if (!started_) {
+            started_ = true;
+            deadline_ = SteadyClock::now() + write_budget_;
+        }
+        size_t done = 0;
+        while (done < size) {
+            const ssize_t n = write_some(ptr + done, size - done);
+            if (n < 0) {
+                failed_ = true;
+                return -1;
+            }
+            done += static_cast<size_t>(n);
+        }
+        return static_cast<ssize_t>(size);
+    }
+    void get_remote_ip_and_port(std::string& ip, int& port) const override
+    {
+        ip = c_.peer;
+        port = c_.peer_port;
+    }
+    void get_local_ip_and_port(std::string& ip, int& port) const override
+    {
+        ip = c_.local;
+        port = c_.local_port;
+    }
+    socket_t socket() const override { return c_.fd.get(); }
+
+private:
+    // Some bytes written (>0), or -1 when the socket failed or the deadline passed.
+    ssize_t write_some(const char* p, size_t n)
+    {
+        for (;;) {
+            short wait_for = POLLOUT;
+            if (c_.ssl) {
+                ERR_clear_error();
+                const int w =
+                    SSL_write(c_.ssl.get(), p, static_cast<int>(std::min<size_t>(n, 1 << 30)));
+                if (w > 0) return w;
+                const int e = SSL_get_error(c_.ssl.get(), w);
+                if (e == SSL_ERROR_WANT_READ)
+                    wait_for = POLLIN;
+                else if (e != SSL_ERROR_WANT_WRITE)
+                    return -1;
+            } else {
+                const ssize_t w = ::send(c_.fd.get(), p, n, MSG_NOSIGNAL | MSG_DONTWAIT);
+                if (w > 0) return w;
+                if (w < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) return -1;
+            }
+            if (!wait_ready(c_.fd.get(), wait_for, deadline_)) return -1;
+        }
+    }
+
+    Conn& c_;
+    std::string request_;
+    size_t pos_ = 0;
+    std::chrono::seconds write_budget_;
+    bool started_ = false;
+    bool failed_ = false;
+    TimePoint deadline_{};
+};
 
 }  // namespace
 
-uint64_t cut_connections()
+struct HttpServer::Impl {
+    Impl(Service& service, ServerOptions options) : service(service), o(std::move(options)) {}
+
+    Service& service;
+    ServerOptions o;
+    ServerCounters counters;
+    Router router;
+    SslCtxPtr tls;
+    UniqueFd listener;
+    UniqueFd epoll;
+    UniqueFd wake;
+    std::atomic<bool> running{false};
+    std::atomic<bool> stopping{false};
+
+    // Owned by the loop thread; a worker touches only the Conn it was handed.
+    std::map<uint64_t, std::unique_ptr<Conn>> conns;
+    std::map<std::string, size_t> per_address;
+    std::map<std::string, TimePoint> refusal_logged;  // last log line per address (or "*")
+    uint64_t next_id = 2;
+    TimePoint next_sweep = TimePoint::max();
+    bool listener_paused = false;
+    std::unique_ptr<httplib::ThreadPool> workers;
+
+    // Connections workers are done with, for the loop to take back.
+    std::mutex returned_mu;
+    std::vector<uint64_t> returned;
+
+    Result<bool> setup_tls();
+    void install_handlers();
+    void raise_fd_limit();
+    bool loop();
+    void accept_all();
+    void on_event(Conn& c, uint32_t events);
+    void advance(Conn& c);
+    bool handshake(Conn& c);
+    bool fill(Conn& c, size_t limit);
+    bool take_request(Conn& c);
+    void dispatch(Conn& c);
+    void serve(Conn& c);
+    void take_back();
+    void refuse(Conn& c, int status, const std::string& detail);
+    void drain(Conn& c);
+    void sweep(TimePoint now);
+    void watch(Conn& c, uint32_t events);
+    void close(Conn& c);
+    void log_refusal(const std::string& who, const char* limit, size_t value);
+    void schedule(TimePoint t) { next_sweep = std::min(next_sweep, t); }
+    std::chrono::seconds secs(int s) const { return std::chrono::seconds(std::max(1, s)); }
+};
+
+Result<bool> HttpServer::Impl::setup_tls()
 {
-    return g_cut_connections.load();
+    tls.reset(SSL_CTX_new(TLS_server_method()));
+    if (!tls) return make_error("TLS: cannot create a context");
+    SSL_CTX* ctx = tls.get();
+    SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION);
+    SSL_CTX_set_options(
+        ctx, SSL_OP_NO_RENEGOTIATION | SSL_OP_NO_COMPRESSION | SSL_OP_CIPHER_SERVER_PREFERENCE);
+    // Partial writes and a moving buffer suit the worker's write loop; idle
+    // connections give their buffers back.
+    SSL_CTX_set_mode(ctx, SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER |
+                              SSL_MODE_RELEASE_BUFFERS);
+    if (SSL_CTX_use_certificate_chain_file(ctx, o.tls_cert.c_str()) != 1 ||
+        SSL_CTX_use_PrivateKey_file(ctx, o.tls_key.c_str(), SSL_FILETYPE_PEM) != 1 ||
+        SSL_CTX_check_private_key(ctx) != 1) {
+        ERR_clear_error();
+        return make_error("TLS: cannot load certificate " + o.tls_cert + " / key " + o.tls_key);
+    }
+    return true;
+}
+
+void HttpServer::Impl::install_handlers()
+{
+    router.set_payload_max_length(o.max_body);
+    router.set_keep_alive_timeout(o.keep_alive_seconds);
+    router.set_keep_alive_max_count(o.keep_alive_max);
+    auto handler = [this](const httplib::Request& req, httplib::Response& res) {
+        HttpRequest r;
+        r.method = req.method;
+        r.path = req.path;
+        for (const auto& [k, v] : req.params) r.query.emplace_back(k, v);
+        for (const auto& [k, v] : req.headers) {
+            const std::string key = to_lower(k);
+            if (!r.headers.count(key)) r.headers[key] = v;
+        }
+        r.body = req.body;
+        r.remote = req.remote_addr;
+        HttpResponse out = service.handle(r);
+        res.status = out.status;
+        for (const auto& [k, v] : out.headers) res.set_header(k.c_str(), v);
+        if (out.status != 204 && out.status != 304)
+            res.set_content(out.body, out.content_type.c_str());
+        if (o.access_log)
+            std::fprintf(stderr, "allot-scimd: %s %s %s %d\n", r.remote.c_str(), r.method.c_str(),
+                         r.path.c_str(), out.status);
+    };
+    router.Get(".*", handler);
+    router.Post(".*", handler);
+    router.Put(".*", handler);
+    router.Patch(".*", handler);
+    router.Delete(".*", handler);
+    router.set_exception_handler(
+        [](const httplib::Request&, httplib::Response& res, std::exception_ptr) {
+            res.status = 500;
+            res.set_content(scim::error_body(500, "", "internal error"), "application/scim+json");
+        });
+    // httplib's own refusals (400, 414, unknown method) get a SCIM body too.
+    router.set_error_handler([](const httplib::Request&, httplib::Response& res) {
+        if (res.body.empty())
+            res.set_content(scim::error_body(res.status, res.status == 413 ? "tooLarge" : "",
+                                             "request refused by the HTTP layer"),
+                            "application/scim+json");
+    });
+}
+
+// Every connection is a descriptor: take the hard limit, and keep the cap below it.
+void HttpServer::Impl::raise_fd_limit()
+{
+    rlimit rl{};
+    if (getrlimit(RLIMIT_NOFILE, &rl) != 0) return;
+    if (rl.rlim_cur < rl.rlim_max) {
+        rl.rlim_cur = rl.rlim_max;
+        setrlimit(RLIMIT_NOFILE, &rl);
+        getrlimit(RLIMIT_NOFILE, &rl);
+    }
+    const size_t usable = rl.rlim_cur > 128 ? static_cast<size_t>(rl.rlim_cur) - 64 : 64;
+    o.max_connections = std::min(o.max_connections, usable);
+}
+
+void HttpServer::Impl::watch(Conn& c, uint32_t events)
+{
+    if (c.events == events) return;
+    epoll_event ev{};
+    ev.events = events;
+    ev.data.u64 = c.id;
+    if (events == 0)
+        epoll_ctl(epoll.get(), EPOLL_CTL_DEL, c.fd.get(), nullptr);
+    else
+        epoll_ctl(epoll.get(), c.events == 0 ? EPOLL_CTL_ADD : EPOLL_CTL_MOD, c.fd.get(), &ev);
+    c.events = events;
+}
+
+void HttpServer::Impl::close(Conn& c)
+{
+    watch(c, 0);
+    if (auto it = per_address.find(c.peer); it != per_address.end() && --it->second == 0)
+        per_address.erase(it);
+    conns.erase(c.id);  // closes the socket and frees the TLS state
+}
+
+// One line per address and minute, so a flood cannot flood the log too.
+void HttpServer::Impl::log_refusal(const std::string& who, const char* limit, size_t value)
+{
+    const TimePoint now = SteadyClock::now();
+    if (refusal_logged.size() > 4096) refusal_logged.clear();
+    auto [it, fresh] = refusal_logged.emplace(who, now);
+    if (!fresh && now - it->second < std::chrono::minutes(1)) return;
+    it->second = now;
+    std::fprintf(stderr,
+                 "allot-scimd: refusing connections from %s: scim_server.%s (%zu) reached\n",
+                 who == "*" ? "all clients" : who.c_str(), limit, value);
+}
+
+void HttpServer::Impl::accept_all()
+{
+    for (;;) {
+        sockaddr_storage ss{};
+        socklen_t len = sizeof ss;
+        UniqueFd fd(accept4(listener.get(), reinterpret_cast<sockaddr*>(&ss), &len,
+                            SOCK_NONBLOCK | SOCK_CLOEXEC));
+        if (fd.get() < 0) {
+            // Out of descriptors: stop accepting until a connection closes (the
+            // next sweep re-arms the listener) instead of spinning on it.
+            if (errno == EMFILE || errno == ENFILE) {
+                epoll_ctl(epoll.get(), EPOLL_CTL_DEL, listener.get(), nullptr);
+                listener_paused = true;
+                schedule(SteadyClock::now() + std::chrono::milliseconds(100));
+            }
+            return;  // EAGAIN: all taken
+        }
+        ++counters.accepted;
+        auto [peer, peer_port] = address_of(ss);
+        if (conns.size() >= o.max_connections) {
+            ++counters.refused_total_cap;
+            log_refusal("*", "max_connections", o.max_connections);
+            continue;  // closed by UniqueFd
+        }
+        size_t& from_peer = per_address[peer];
+        if (from_peer >= o.max_connections_per_address) {
+            ++counters.refused_address_cap;
+            log_refusal(peer, "max_connections_per_address", o.max_connections_per_address);
+            continue;
+        }
+        ++from_peer;
+        auto c = std::make_unique<Conn>();
+        c->id = next_id++;
+        c->peer = peer;
+        c->peer_port = peer_port;
+        sockaddr_storage local{};
+        socklen_t local_len = sizeof local;
+        if (getsockname(fd.get(), reinterpret_cast<sockaddr*>(&local), &local_len) == 0)
+            std::tie(c->local, c->local_port) = address_of(local);
+        const int one = 1;
+        setsockopt(fd.get(), IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+        c->fd = std::move(fd);
+        if (tls) {
+            c->ssl.reset(SSL_new(tls.get()));
+            if (!c->ssl || SSL_set_fd(c->ssl.get(), c->fd.get()) != 1) {
+                if (--from_peer == 0) per_address.erase(peer);
+                continue;
+            }
+            SSL_set_accept_state(c->ssl.get());
+            c->phase = Phase::Handshake;
+        }
+        c->deadline = SteadyClock::now() + secs(o.header_timeout_seconds);
+        schedule(c->deadline);
+        Conn& ref = *c;
+        conns.emplace(ref.id, std::move(c));
+        watch(ref, EPOLLIN);
+    }
+}
+
+// false: the connection failed or the handshake needs more I/O (watch set).
+bool HttpServer::Impl::handshake(Conn& c)
+{
+    ERR_clear_error();
+    const int r = SSL_do_handshake(c.ssl.get());
+    if (r == 1) {
+        c.phase = Phase::Headers;
+        watch(c, EPOLLIN);
+        return true;
+    }
+    const int e = SSL_get_error(c.ssl.get(), r);
+    if (e == SSL_ERROR_WANT_READ)
+        watch(c, EPOLLIN);
+    else if (e == SSL_ERROR_WANT_WRITE)
+        watch(c, EPOLLOUT);
+    else
+        close(c);
+    return false;
+}
+
+// Reads what is available, up to `limit` bytes in c.in. false: the connection is gone.
+bool HttpServer::Impl::fill(Conn& c, size_t limit)
+{
+    char buf[16384];
+    while (c.in.size() < limit) {
+        const size_t want = std::min(sizeof buf, limit - c.in.size());
+        if (c.ssl) {
+            ERR_clear_error();
+            const int n = SSL_read(c.ssl.get(), buf, static_cast<int>(want));
+            if (n > 0) {
+                c.in.append(buf, static_cast<size_t>(n));
+                continue;
+            }
+            const int e = SSL_get_error(c.ssl.get(), n);
+            if (e == SSL_ERROR_WANT_READ) {
+                watch(c, EPOLLIN);
+                return true;
+            }
+            if (e == SSL_ERROR_WANT_WRITE) {
+                watch(c, EPOLLOUT);
+                return true;
+            }
+            close(c);
+            return false;
+        }
+        const ssize_t n = ::recv(c.fd.get(), buf, want, 0);
+        if (n > 0) {
+            c.in.append(buf, static_cast<size_t>(n));
+            continue;
+        }
+        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) {
+            watch(c, EPOLLIN);
+            return true;
+        }
+        close(c);  // EOF or error
+        return false;
+    }
+    return true;
+}
+
+void HttpServer::Impl::refuse(Conn& c, int status, const std::string& detail)
+{
+    ++counters.refused_requests;
+    const std::string resp = error_response(status, detail);
+    // One best-effort write: the response is small and the socket buffer empty.
+    if (c.ssl) {
+        ERR_clear_error();
+        SSL_write(c.ssl.get(), resp.data(), static_cast<int>(resp.size()));
+        SSL_shutdown(c.ssl.get());
+    } else {
+        ::send(c.fd.get(), resp.data(), resp.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+    }
+    // Closing with unread input would reset the connection before the client
+    // reads our answer: half-close, then discard what it still sends, bounded.
+    ::shutdown(c.fd.get(), SHUT_WR);
+    c.phase = Phase::Drain;
+    c.in.clear();
+    c.drained = 0;
+    c.deadline = SteadyClock::now() + secs(std::min(o.header_timeout_seconds, 5));
+    schedule(c.deadline);
+    watch(c, EPOLLIN);
+}
+
+void HttpServer::Impl::drain(Conn& c)
+{
+    const size_t budget = std::max<size_t>(1 << 20, 4 * o.max_body);
+    char buf[16384];
+    for (;;) {
+        const ssize_t n = ::recv(c.fd.get(), buf, sizeof buf, 0);  // raw bytes; TLS is over
+        if (n > 0) {
+            c.drained += static_cast<size_t>(n);
+            if (c.drained > budget) break;
+            continue;
+        }
+        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) return;
+        break;
+    }
+    close(c);
+}
+
+// The header block is complete in c.in: check the framing, then wait for the
+// body. false: the request was refused or the connection is gone.
+bool HttpServer::Impl::take_request(Conn& c)
+{
+    const size_t end = c.in.find("\r\n\r\n");
+    const size_t head_len = end + 4;
+    HeadFacts f = inspect_head(std::string_view(c.in).substr(0, head_len), o.max_body);
+    if (f.status) {
+        refuse(c, f.status, f.detail);
+        return false;
+    }
+    if (f.expect_continue) {
+        // Answer it here, so the client sends the body now; httplib must not answer it again.
+        c.in.erase(f.expect_line_begin, f.expect_line_end - f.expect_line_begin);
+        const size_t shorter = head_len - (f.expect_line_end - f.expect_line_begin);
+        if (c.in.size() < shorter + f.content_length) {
+            static const char kContinue[] = "HTTP/1.1 100 Continue\r\n\r\n";
+            const bool sent = c.ssl ? SSL_write(c.ssl.get(), kContinue, sizeof kContinue - 1) ==
+                                          static_cast<int>(sizeof kContinue - 1)
+                                    : ::send(c.fd.get(), kContinue, sizeof kContinue - 1,
+                                             MSG_NOSIGNAL | MSG_DONTWAIT) ==
+                                          static_cast<ssize_t>(sizeof kContinue - 1);
+            if (!sent) {
+                close(c);
+                return false;
+            }
+        }
+        c.need = shorter + f.content_length;
+    } else {
+        c.need = head_len + f.content_length;
+    }
+    c.phase = Phase::Body;
+    c.deadline = SteadyClock::now() + secs(o.body_timeout_seconds);
+    schedule(c.deadline);
+    return true;
+}
+
+// Moves a connection forward as far as the bytes at hand allow.
+void HttpServer::Impl::advance(Conn& c)
+{
+    if (c.phase == Phase::Drain) return drain(c);
+    if (c.phase == Phase::Handshake && !handshake(c)) return;
+    if (c.phase == Phase::Headers) {
+        if (!fill(c, o.max_header_bytes + 1)) return;
+        if (!c.in.empty()) c.idle_deadline = TimePoint::max();
+        const size_t from = c.scanned >= 3 ? c.scanned - 3 : 0;
+        if (c.in.find("\r\n\r\n", from) == std::string::npos) {
+            c.scanned = c.in.size();
+            if (c.in.size() > o.max_header_bytes)
+                refuse(
+                    c, 431,
+                    "request headers larger than " + std::to_string(o.max_header_bytes) + " bytes");
+            return;
+        }
+        if (!take_request(c)) return;
+    }
+    if (c.phase == Phase::Body) {
+        if (c.in.size() < c.need && !fill(c, c.need)) return;
+        if (c.in.size() >= c.need) dispatch(c);
+    }
+}
+
+void HttpServer::Impl::on_event(Conn& c, uint32_t events)
+{
+    if (c.phase == Phase::Busy) return;
+    if ((events & (EPOLLERR | EPOLLHUP)) && !(events & EPOLLIN)) return close(c);
+    advance(c);
+}
+
+void HttpServer::Impl::dispatch(Conn& c)
+{
+    watch(c, 0);
+    c.phase = Phase::Busy;
+    Conn* p = &c;
+    workers->enqueue([this, p] {
+        serve(*p);
+        {
+            std::lock_guard<std::mutex> lock(returned_mu);
+            returned.push_back(p->id);
+        }
+        const uint64_t one = 1;
+        [[maybe_unused]] ssize_t w = ::write(wake.get(), &one, sizeof one);
+    });
+}
+
+// On a worker thread: the request is all in c.in.
+void HttpServer::Impl::serve(Conn& c)
+{
+    RequestStream strm(c, c.in.substr(0, c.need), secs(o.write_timeout_seconds));
+    c.in.erase(0, c.need);
+    const bool last = c.served + 1 >= o.keep_alive_max || stopping.load();
+    bool closed = false;
+    const bool ok = router.serve(strm, last, closed);
+    ++c.served;
+    c.keep = ok && !closed && !last && !strm.failed();
+}
+
+// On the loop thread: connections whose request was answered.
+void HttpServer::Impl::take_back()
+{
+    uint64_t count = 0;
+    [[maybe_unused]] ssize_t r = ::read(wake.get(), &count, sizeof count);
+    std::vector<uint64_t> ids;
+    {
+        std::lock_guard<std::mutex> lock(returned_mu);
+        ids.swap(returned);
+    }
+    const TimePoint now = SteadyClock::now();
+    for (uint64_t id : ids) {
+        auto it = conns.find(id);
+        if (it == conns.end()) continue;
+        Conn& c = *it->second;
+        if (!c.keep || stopping.load()) {
+            close(c);
+            continue;
+        }
+        c.phase = Phase::Headers;
+        c.scanned = 0;
+        c.need = 0;
+        c.deadline = now + secs(o.header_timeout_seconds);
+        c.idle_deadline = c.in.empty() ? now + secs(o.keep_alive_seconds) : TimePoint::max();
+        schedule(std::min(c.deadline, c.idle_deadline));
+        watch(c, EPOLLIN);
+        // A pipelined request, or TLS records already decrypted, raise no event.
+        if (!c.in.empty() || (c.ssl && SSL_pending(c.ssl.get()) > 0)) advance(c);
+    }
+}
+
+void HttpServer::Impl::sweep(TimePoint now)
+{
+    next_sweep = TimePoint::max();
+    std::vector<Conn*> late;
+    for (auto& [id, c] : conns) {
+        if (c->phase == Phase::Busy) continue;
+        if (now >= c->deadline || now >= c->idle_deadline)
+            late.push_back(c.get());
+        else
+            schedule(std::min(c->deadline, c->idle_deadline));
+    }
+    for (Conn* c : late) {
+        if (c->phase == Phase::Body)
+            ++counters.body_timeouts;
+        else if (now >= c->idle_deadline)
+            ++counters.idle_closed;
+        else if (c->phase != Phase::Drain)
+            ++counters.header_timeouts;
+        close(*c);
+    }
+    if (listener_paused && conns.size() < o.max_connections) {
+        epoll_event ev{};
+        ev.events = EPOLLIN;
+        ev.data.u64 = kListenId;
+        if (epoll_ctl(epoll.get(), EPOLL_CTL_ADD, listener.get(), &ev) == 0)
+            listener_paused = false;
+    }
+    if (listener_paused) schedule(now + std::chrono::milliseconds(100));
+}
+
+bool HttpServer::Impl::loop()
+{
+    std::vector<epoll_event> events(256);
+    while (!stopping.load()) {
+        const TimePoint now = SteadyClock::now();
+        if (now >= next_sweep) sweep(now);
+        const int timeout = next_sweep == TimePoint::max() ? -1 : millis_until(next_sweep, now);
+        const int n =
+            epoll_wait(epoll.get(), events.data(), static_cast<int>(events.size()), timeout);
+        if (n < 0) {
+            if (errno == EINTR) continue;
+            return false;
+        }
+        for (int i = 0; i < n; ++i) {
+            const uint64_t id = events[i].data.u64;
+            if (id == kListenId) {
+                accept_all();
+            } else if (id == kWakeId) {
+                take_back();
+            } else if (auto it = conns.find(id); it != conns.end()) {
+                on_event(*it->second, events[i].events);
+            }
+        }
+    }
+    return true;
 }
 
 Result<std::pair<std::string, int>> parse_listen(const std::string& listen)
@@ -99,7 +861,7 @@ Result<std::pair<std::string, int>> parse_listen(const std::string& listen)
 }
 
 HttpServer::HttpServer(Service& service, ServerOptions options)
-    : service_(service), o_(std::move(options))
+    : impl_(std::make_unique<Impl>(service, std::move(options)))
 {
 }
 
@@ -108,94 +870,86 @@ HttpServer::~HttpServer()
     stop();
 }
 
+const ServerCounters& HttpServer::counters() const
+{
+    return impl_->counters;
+}
+
 Result<int> HttpServer::bind()
 {
-    if (!o_.tls_cert.empty() || !o_.tls_key.empty()) {
-        auto tls = std::make_unique<httplib::SSLServer>(o_.tls_cert.c_str(), o_.tls_key.c_str());
-        if (!tls->is_valid())
-            return make_error("TLS: cannot load certificate " + o_.tls_cert + " / key " +
-                              o_.tls_key);
-        // TLS 1.2+ only.
-        SSL_CTX_set_min_proto_version(tls->ssl_context(), TLS1_2_VERSION);
-        if (g_budget_index.load() < 0)
-            g_budget_index = SSL_get_ex_new_index(0, nullptr, nullptr, nullptr, free_budget);
-        // httplib drains an over-long body to answer 413 on a live connection; allow
-        // a few times the limit for that before cutting the connection instead.
-        g_max_request_bytes = 4 * o_.max_body + o_.max_header_bytes;
-        g_request_deadline = std::chrono::seconds(o_.request_deadline_seconds);
-        SSL_CTX_set_msg_callback(tls->ssl_context(), on_tls_record);
-        svr_ = std::move(tls);
-    } else {
-        svr_ = std::make_unique<httplib::Server>();
+    Impl& s = *impl_;
+    if (!s.o.tls_cert.empty() || !s.o.tls_key.empty()) {
+        auto t = s.setup_tls();
+        if (!t) return t.error();
     }
-    const size_t threads = o_.connection_threads;
-    svr_->new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
-    svr_->set_payload_max_length(o_.max_body);
-    // Headers and body go out in separate writes; without this, Nagle + delayed ACK add ~40 ms.
-    svr_->set_tcp_nodelay(true);
-    svr_->set_read_timeout(o_.read_timeout_seconds, 0);
-    svr_->set_write_timeout(o_.write_timeout_seconds, 0);
-    svr_->set_keep_alive_timeout(o_.keep_alive_seconds);
-    svr_->set_keep_alive_max_count(o_.keep_alive_max);
-    auto handler = [this](const httplib::Request& req, httplib::Response& res) {
-        HttpRequest r;
-        r.method = req.method;
-        r.path = req.path;
-        for (const auto& [k, v] : req.params) r.query.emplace_back(k, v);
-        for (const auto& [k, v] : req.headers) {
-            const std::string key = to_lower(k);
-            if (!r.headers.count(key)) r.headers[key] = v;
+    s.install_handlers();
+    s.raise_fd_limit();
+    addrinfo hints{};
+    hints.ai_family = AF_UNSPEC;
+    hints.ai_socktype = SOCK_STREAM;
+    hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
+    addrinfo* found = nullptr;
+    const std::string port = std::to_string(s.o.port);
+    const std::string where = s.o.host + ":" + port;
+    if (getaddrinfo(s.o.host.c_str(), port.c_str(), &hints, &found) != 0 || !found)
+        return make_error("cannot resolve " + where);
+    std::unique_ptr<addrinfo, void (*)(addrinfo*)> list(found, freeaddrinfo);
+    for (addrinfo* a = found; a; a = a->ai_next) {
+        UniqueFd fd(
+            ::socket(a->ai_family, a->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC, a->ai_protocol));
+        if (fd.get() < 0) continue;
+        const int one = 1;
+        setsockopt(fd.get(), SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+        if (::bind(fd.get(), a->ai_addr, a->ai_addrlen) == 0 && ::listen(fd.get(), 1024) == 0) {
+            s.listener = std::move(fd);
+            break;
         }
-        r.body = req.body;
-        r.remote = req.remote_addr;
-        HttpResponse out = service_.handle(r);
-        reset_budget();  // the next request on this connection gets a fresh budget
-        res.status = out.status;
-        for (const auto& [k, v] : out.headers) res.set_header(k.c_str(), v);
-        if (out.status != 204 && out.status != 304)
-            res.set_content(out.body, out.content_type.c_str());
-        if (o_.access_log)
-            std::fprintf(stderr, "allot-scimd: %s %s %s %d\n", r.remote.c_str(), r.method.c_str(),
-                         r.path.c_str(), out.status);
-    };
-    for (const char* pattern : {".*"}) {
-        svr_->Get(pattern, handler);
-        svr_->Post(pattern, handler);
-        svr_->Put(pattern, handler);
-        svr_->Patch(pattern, handler);
-        svr_->Delete(pattern, handler);
     }
-    svr_->set_exception_handler(
-        [](const httplib::Request&, httplib::Response& res, std::exception_ptr) {
-            res.status = 500;
-            res.set_content(scim::error_body(500, "", "internal error"), "application/scim+json");
-        });
-    // httplib's own refusals (413, 400, unknown method) get a SCIM body too.
-    svr_->set_error_handler([](const httplib::Request&, httplib::Response& res) {
-        if (res.body.empty())
-            res.set_content(scim::error_body(res.status, res.status == 413 ? "tooLarge" : "",
-                                             "request refused by the HTTP layer"),
-                            "application/scim+json");
-    });
-    const int port = o_.port == 0 ? svr_->bind_to_any_port(o_.host.c_str())
-                                  : (svr_->bind_to_port(o_.host.c_str(), o_.port) ? o_.port : -1);
-    if (port < 0) return make_error("cannot listen on " + o_.host + ":" + std::to_string(o_.port));
-    return port;
+    if (s.listener.get() < 0) return make_error("cannot listen on " + where);
+    sockaddr_storage ss{};
+    socklen_t len = sizeof ss;
+    getsockname(s.listener.get(), reinterpret_cast<sockaddr*>(&ss), &len);
+    s.epoll.reset(epoll_create1(EPOLL_CLOEXEC));
+    s.wake.reset(eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC));
+    if (s.epoll.get() < 0 || s.wake.get() < 0) return make_error("epoll/eventfd failed");
+    epoll_event ev{};
+    ev.events = EPOLLIN;
+    ev.data.u64 = kListenId;
+    epoll_ctl(s.epoll.get(), EPOLL_CTL_ADD, s.listener.get(), &ev);
+    ev.data.u64 = kWakeId;
+    epoll_ctl(s.epoll.get(), EPOLL_CTL_ADD, s.wake.get(), &ev);
+    return address_of(ss).second;
 }
 
 bool HttpServer::run()
 {
-    return svr_ && svr_->listen_after_bind();
+    Impl& s = *impl_;
+    if (s.listener.get() < 0) return false;
+    s.workers = std::make_unique<httplib::ThreadPool>(std::max<size_t>(1, s.o.worker_threads));
+    s.running = true;
+    const bool ok = s.loop();
+    // Workers finish the requests they hold (their writes are bounded by the
+    // write timeout); then every connection closes.
+    s.workers->shutdown();
+    s.conns.clear();
+    s.per_address.clear();
+    s.running = false;
+    return ok;
 }
 
 void HttpServer::stop()
 {
-    if (svr_ && svr_->is_running()) svr_->stop();
+    Impl& s = *impl_;
+    if (s.stopping.exchange(true)) return;
+    if (s.wake.get() >= 0) {
+        const uint64_t one = 1;
+        [[maybe_unused]] ssize_t w = ::write(s.wake.get(), &one, sizeof one);
+    }
 }
 
 bool HttpServer::running() const
 {
-    return svr_ && svr_->is_running();
+    return impl_->running.load();
 }
 
 }  // namespace allot::scimd

@@ -1,22 +1,28 @@
-// server.hpp - the HTTP(S) front end of allot-scimd on cpp-httplib.
+// server.hpp - the HTTP(S) front end of allot-scimd.
 //
-// It only moves bytes between sockets and Service::handle(). Limits that keep
-// one client from hurting the others are set here: body size (413 before the
-// body is read), per-read/per-write timeouts so a stalled or dripping client
-// is cut off, a bounded keep-alive, and a pool of connection threads much
-// larger than the CPU count so slow clients occupy idle threads, not the
-// ones serving others.
+// One event-loop thread owns every connection until a whole request (headers
+// and body) has arrived: it accepts, runs TLS handshakes without blocking,
+// reads with per-connection deadlines and caps connections per client
+// address. Only then does a worker thread get the request, hand it to
+// cpp-httplib's request processing (routing, parsing, response writing) and
+// Service::handle(), write the response under a deadline, and give a
+// keep-alive connection back to the loop. So a slow or dripping client holds
+// a file descriptor and a few kilobytes, never a thread, and a normal request
+// never queues behind it.
+//
+// cpp-httplib 0.11 (Debian 12) cannot do this itself: its accept loop hands a
+// socket to a pool thread that runs the TLS handshake and reads with a
+// per-read timeout only, so N drippers hold N threads for as long as they
+// keep dripping.
 #pragma once
 
+#include <atomic>
+#include <cstdint>
 #include <memory>
 #include <string>
 
 #include "allot/result.hpp"
 #include "service.hpp"
-
-namespace httplib {
-class Server;
-}
 
 namespace allot::scimd {
 
@@ -25,21 +31,32 @@ struct ServerOptions {
     int port = 8443;
     std::string tls_cert;  // both empty: plain HTTP
     std::string tls_key;
-    size_t connection_threads = 128;
+    size_t worker_threads = 32;  // run handlers on requests that have fully arrived
     size_t max_body = 1 << 20;
-    int read_timeout_seconds = 5;
-    int write_timeout_seconds = 5;
-    int keep_alive_seconds = 5;
-    size_t keep_alive_max = 1000;
-    bool access_log = false;
-    // TLS only: all header bytes of one request, and the time from the end of the
-    // previous request to the end of reading this one (see server.cpp).
     size_t max_header_bytes = 64 * 1024;
-    int request_deadline_seconds = 30;
+    // From accept (or the end of the previous response) to the end of the
+    // headers, TLS handshake included; then from there to the end of the body;
+    // then for writing the whole response.
+    int header_timeout_seconds = 10;
+    int body_timeout_seconds = 30;
+    int write_timeout_seconds = 10;
+    int keep_alive_seconds = 5;  // idle time allowed between requests
+    size_t keep_alive_max = 100;
+    size_t max_connections = 1024;
+    size_t max_connections_per_address = 64;
+    bool access_log = false;
 };
 
-// Connections cut for exceeding the per-request byte or time budget.
-uint64_t cut_connections();
+// What the front end refused or cut, for /metrics and tests.
+struct ServerCounters {
+    std::atomic<uint64_t> accepted{0};
+    std::atomic<uint64_t> refused_total_cap{0};    // max_connections reached
+    std::atomic<uint64_t> refused_address_cap{0};  // max_connections_per_address reached
+    std::atomic<uint64_t> header_timeouts{0};      // handshake or headers too slow
+    std::atomic<uint64_t> body_timeouts{0};
+    std::atomic<uint64_t> idle_closed{0};       // keep-alive connections idle too long
+    std::atomic<uint64_t> refused_requests{0};  // 400/411/413/431 from the front end
+};
 
 // "host:port", "[v6]:port"; port 0 means any.
 Result<std::pair<std::string, int>> parse_listen(const std::string& listen);
@@ -48,15 +65,19 @@ class HttpServer {
 public:
     HttpServer(Service& service, ServerOptions options);
     ~HttpServer();
+    HttpServer(const HttpServer&) = delete;
+    HttpServer& operator=(const HttpServer&) = delete;
+
     Result<int> bind();  // the bound port
     bool run();          // blocks until stop()
-    void stop();
+    void stop();         // from any thread
     bool running() const;
+    const ServerCounters& counters() const;
+
+    struct Impl;
 
 private:
-    Service& service_;
-    ServerOptions o_;
-    std::unique_ptr<httplib::Server> svr_;
+    std::unique_ptr<Impl> impl_;
 };
 
 }  // namespace allot::scimd

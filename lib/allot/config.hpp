@@ -127,6 +127,15 @@ struct ScimServerConfig {
     std::string shell = "/bin/bash";
     uint32_t max_body_bytes = 1 << 20;
     uint32_t threads = 8;
+    // Slow and greedy clients (see scim/server.hpp): deadlines per connection
+    // and caps on connections, in total and per client address.
+    uint32_t max_header_bytes = 64 * 1024;
+    uint32_t header_timeout_seconds = 10;  // accept or last response → end of headers
+    uint32_t body_timeout_seconds = 30;    // end of headers → end of body
+    uint32_t write_timeout_seconds = 10;   // a whole response
+    uint32_t keep_alive_seconds = 5;       // idle between requests
+    uint32_t max_connections = 1024;
+    uint32_t max_connections_per_address = 64;
 };
 
 struct OidcConfig {
