@@ -79,8 +79,9 @@ public:
 private:
     HttpResponse route(const HttpRequest& r);
     HttpResponse scim(const HttpRequest& r, const std::string& rest);
-    HttpResponse users(const HttpRequest& r, const std::string& id);
-    HttpResponse groups(const HttpRequest& r, const std::string& id);
+    // /Users and /Groups (service_resources.cpp).
+    HttpResponse resources(const HttpRequest& r, const std::string& resource,
+                           const std::string& id);
     HttpResponse token(const HttpRequest& r);
     HttpResponse discovery();
     HttpResponse metrics();
