@@ -1,37 +1,64 @@
 #!/bin/bash
 # exports.sh - every shared object exports exactly its ABI and loads with RTLD_NOW.
 #
-# For each tests/abi/expected/<file>.syms, finds <file> in the build tree, compares
-# `nm -D --defined-only` with the list, and dlopens it (RTLD_NOW) with what its host
-# provides preloaded: libslurmfull.so (+ slurmctld's symbols for job_submit plugins).
+# The installable libtool libraries of every Makefile.am (any *_LTLIBRARIES but
+# noinst_/check_/EXTRA_) are the project's shared objects; each must have a
+# tests/abi/expected/<file>.syms listing its exports, one a line. A `# preload:`
+# line there names what its host process already has loaded (slurmfull:
+# libslurmfull.so; slurmctld: slurmctld's own symbols), opened first. For each
+# list the script finds <file> in the build tree, compares `nm -D --defined-only`
+# with it, and dlopens it with RTLD_NOW.
 set -u
 SRC=${ALLOT_TOP_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
 BUILD=${ALLOT_TOP_BUILDDIR:-$SRC}
 CHECK=$BUILD/tests/abi/dlopen_check
-STUB=$BUILD/tests/abi/.libs/libslurmctld_stub.so
+EXPECTED=$SRC/tests/abi/expected
 SLURMFULL=${SLURM_FULL_LIB:-/usr/lib/x86_64-linux-gnu/slurm-wlm/libslurmfull.so}
+declare -A PRELOAD_FILE=([slurmfull]=$SLURMFULL [slurmctld]=$BUILD/tests/abi/.libs/libslurmctld_stub.so)
 passed=0 failed=0
-for expected in "$SRC"/tests/abi/expected/*.syms; do
+ok() { echo "ok - $1"; passed=$((passed + 1)); }
+not_ok() { echo "not ok - $1"; failed=$((failed + 1)); }
+
+# The shared objects the build installs: "name.la" per line.
+installed_libraries() {
+    find "$SRC" -path "$SRC/allot-*" -prune -o -name Makefile.am -print 2>/dev/null |
+        xargs sed -E -e ':a' -e '/\\$/{N;s/\\\n//;ba' -e '}' |
+        sed -n -E '/^(noinst|check|EXTRA)_LTLIBRARIES/d; s/^[A-Za-z0-9_]+_LTLIBRARIES[[:space:]]*\+?=//p' |
+        tr ' \t' '\n\n' | grep '\.la$' | sort -u
+}
+
+# Every installed library has its list of exports (so a new .so cannot go unchecked).
+for la in $(installed_libraries); do
+    stem=${la%.la}
+    if compgen -G "$EXPECTED/$stem.so*.syms" >/dev/null; then
+        ok "$stem has an expected ABI"
+    else
+        not_ok "$la is installed but has no tests/abi/expected/$stem.so.syms"
+    fi
+done
+
+for expected in "$EXPECTED"/*.syms; do
     [ -e "$expected" ] || continue
     name=$(basename "$expected" .syms)
     so=$(find "$BUILD" -path "$BUILD/allot-*" -prune -o -path '*/.libs/*' -name "$name" -print 2>/dev/null | head -1)
-    if [ -z "$so" ]; then echo "not ok - $name: not built"; failed=$((failed + 1)); continue; fi
+    if [ -z "$so" ]; then not_ok "$name: not built"; continue; fi
+    want=$(grep -v '^#' "$expected" | sort)
     actual=$(nm -D --defined-only --format=posix "$so" | awk '{print $1}' | grep -v '^_init$\|^_fini$' | sort)
-    if [ "$actual" = "$(grep -v '^#' "$expected" | sort)" ]; then
-        echo "ok - $name exports exactly its ABI"; passed=$((passed + 1))
+    if [ "$actual" = "$want" ]; then
+        ok "$name exports exactly its ABI"
     else
-        echo "not ok - $name exports differ:"; diff <(grep -v '^#' "$expected" | sort) <(echo "$actual") | sed 's/^/    # /'
-        failed=$((failed + 1))
+        not_ok "$name exports differ:"
+        diff <(echo "$want") <(echo "$actual") | sed 's/^/    # /'
     fi
     preload=()
-    case "$name" in
-    job_submit_*) preload=(-p "$SLURMFULL" -p "$STUB") ;;
-    spank_*) preload=(-p "$SLURMFULL") ;;
-    esac
+    for host in $(sed -n 's/^# preload://p' "$expected"); do
+        if [ -z "${PRELOAD_FILE[$host]:-}" ]; then not_ok "$name: unknown preload '$host'"; continue 2; fi
+        preload+=(-p "${PRELOAD_FILE[$host]}")
+    done
     if out=$("$CHECK" "${preload[@]}" "$so" 2>&1); then
-        echo "ok - $name loads with RTLD_NOW"; passed=$((passed + 1))
+        ok "$name loads with RTLD_NOW"
     else
-        echo "not ok - $name does not load: $out"; failed=$((failed + 1))
+        not_ok "$name does not load: $out"
     fi
 done
 echo "$passed passed, $failed failed"
