@@ -6,7 +6,7 @@
 #   sudo ./dev.sh test    install, build and run every test: unit tests, the real-cluster lab,
 #                         make distcheck and an RPM build (CI runs exactly this)
 #
-# Parts: install | build | check | distcheck | rpm | asan | demo-down. Debian 12 (bookworm), as root.
+# Parts: install | build | check | distcheck | rpm | asan | matrix | demo-down. Debian 12, as root.
 set -euo pipefail
 TOP=$(cd "$(dirname "$0")" && pwd)
 cd "$TOP"
@@ -84,6 +84,17 @@ asan_check() {
     rm -rf "$dir"
 }
 
+# The other Slurm releases (docs/slurm-versions.md): for each Debian suite, a cached chroot
+# builds the dist tarball against that suite's Slurm, its RPMs, and runs the whole lab suite.
+matrix() {
+    local suite rc=0
+    for suite in ${ALLOT_MATRIX_SUITES:-trixie sid}; do
+        step "Slurm of Debian $suite in a chroot (tests/matrix/run.sh $suite)"
+        tests/matrix/run.sh "$suite" || rc=$?
+    done
+    return $rc
+}
+
 demo() {
     install_packages
     build
@@ -115,6 +126,7 @@ check) check ;;
 distcheck) distcheck ;;
 rpm) rpm_build ;;
 asan) asan_check ;;
+matrix) matrix ;;
 demo) demo ;;
 demo-down) LAB=${LAB:-/tmp/allot-demo} tests/lab/lab-down.sh ;;
 test)

@@ -1,34 +1,25 @@
-// slurm_compat.hpp - Slurm's C headers and the slurmctld internals the plugin uses.
+// compat/slurmctld.hpp - the slurmctld host API of job_submit/allot: the job_submit plugin
+// entry points and the slurmctld internals the plugin uses, on every Slurm release allot
+// builds against (docs/slurm-versions.md).
 //
-// The only file of the job_submit plugin that knows about Slurm releases.
-// Public headers are included inside extern "C" (spank.h declares its
-// prototypes outside its own block). The internal symbols below are not in any
-// installed header; they are exported by libslurmfull.so and the slurmctld
-// binary and resolve when slurmctld loads the plugin. Their declarations
-// follow src/common/assoc_mgr.h and src/slurmctld/*.h of the releases listed
-// in docs/slurm-versions.md; configure decides the few that differ.
+// The only file of the job_submit plugin that knows about Slurm releases: it reads
+// configure's probes (config.h, from m4/allot_slurm.m4). The internal symbols below are in
+// no installed header; they are exported by libslurmfull.so and the slurmctld binary and
+// resolve when slurmctld loads the plugin. Their declarations follow src/common/assoc_mgr.h,
+// src/slurmctld/slurmctld.h and src/interfaces/job_submit.c, identical from 22.05 to 26.05
+// except where a probe decides.
 #pragma once
 
-#include "config.h"
-
-#include <sys/types.h>
-#include <cstdint>
+#include "compat/slurm.hpp"
 
 extern "C" {
-#include <slurm/slurm.h>
-#include <slurm/slurm_errno.h>
-#include <slurm/slurmdb.h>
 #include <slurm/spank.h>  // slurm_info/slurm_error prototypes
 
 // slurmctld's job record is opaque to us: we only pass the pointer back.
 struct job_record;
 typedef struct job_record job_record_t;
 
-// src/common/xmalloc.h, xstring.h: what slurmctld frees must come from here.
-void slurm_xfree(void** ptr);
-char* slurm_xstrdup(const char* str);
-
-// src/common/assoc_mgr.h
+// src/common/assoc_mgr.h (the lock struct and lock levels are the same in 22.05-26.05)
 typedef enum { ALLOT_NO_LOCK, ALLOT_READ_LOCK, ALLOT_WRITE_LOCK } allot_lock_level_t;
 typedef struct {
     allot_lock_level_t assoc, file, qos, res, tres, user, wckey;
@@ -41,6 +32,7 @@ int assoc_mgr_fill_in_qos(void* db_conn, slurmdb_qos_rec_t* qos, int enforce,
                           slurmdb_qos_rec_t** qos_pptr, bool locked);
 int assoc_mgr_find_tres_pos(slurmdb_tres_rec_t* tres_rec, bool locked);
 extern slurmdb_tres_rec_t** assoc_mgr_tres_array;
+extern struct xlist* assoc_mgr_assoc_list;  // of slurmdb_assoc_rec_t (assoc lock)
 
 // src/common/read_config.h: last_update changes on every `scontrol reconfigure`.
 extern slurm_conf_t slurm_conf;
@@ -52,6 +44,47 @@ job_desc_msg_t* copy_job_record_to_job_desc(job_record_t* job_ptr);
 bool validate_operator(uid_t uid);
 void slurm_free_job_desc_msg(job_desc_msg_t* msg);
 }
+
+// job_modify(), as slurmctld calls it (src/interfaces/job_submit.c). From 23.02 it takes
+// `char **err_msg`, which slurmctld returns to `scontrol update`; before, a refusal could
+// only be logged. The plugin defines it with ALLOT_JOB_MODIFY_PARAMS and passes
+// ALLOT_JOB_MODIFY_ERR_MSG (nullptr where the release has none) to its implementation.
+#ifdef HAVE_JOB_MODIFY_ERR_MSG
+#define ALLOT_JOB_MODIFY_PARAMS \
+    job_desc_msg_t *desc, job_record_t *job_ptr, uint32_t submit_uid, char **err_msg
+#define ALLOT_JOB_MODIFY_ERR_MSG err_msg
+#else
+#define ALLOT_JOB_MODIFY_PARAMS job_desc_msg_t *desc, job_record_t *job_ptr, uint32_t submit_uid
+#define ALLOT_JOB_MODIFY_ERR_MSG nullptr
+#endif
+
+namespace allot::slurm_compat {
+
+constexpr bool kJobModifyHasErrMsg =
+#ifdef HAVE_JOB_MODIFY_ERR_MSG
+    true;
+#else
+    false;
+#endif
+
+// What a loader (the tests) needs to call job_modify() through dlsym on any release.
+#ifdef HAVE_JOB_MODIFY_ERR_MSG
+using JobModifyFn = int (*)(job_desc_msg_t*, job_record_t*, uint32_t, char**);
+inline int call_job_modify(JobModifyFn fn, job_desc_msg_t* desc, job_record_t* job, uint32_t uid,
+                           char** err_msg)
+{
+    return fn(desc, job, uid, err_msg);
+}
+#else
+using JobModifyFn = int (*)(job_desc_msg_t*, job_record_t*, uint32_t);
+inline int call_job_modify(JobModifyFn fn, job_desc_msg_t* desc, job_record_t* job, uint32_t uid,
+                           char** /*err_msg: none before 23.02*/)
+{
+    return fn(desc, job, uid);
+}
+#endif
+
+}  // namespace allot::slurm_compat
 
 // Owner of what copy_job_record_to_job_desc() returns. Its environment is one
 // xmalloc'ed block of strings plus the pointer array (see get_job_env()), so it
@@ -70,10 +103,5 @@ struct CopiedJobDescDeleter {
     }
 };
 
-// The TRES prefix Slurm uses in job_desc GPU fields ("gres:gpu:4" in 22.05,
-// "gres/gpu:4" from 23.02 on); we read both and write the native one.
-#if SLURM_VERSION_NUMBER >= SLURM_VERSION_NUM(23, 2, 0)
-#define ALLOT_GPU_TRES_PREFIX "gres/gpu:"
-#else
-#define ALLOT_GPU_TRES_PREFIX "gres:gpu:"
-#endif
+// ALLOT_GPU_TRES_PREFIX (config.h): the TRES prefix slurmctld uses in job_desc GPU fields
+// ("gres:gpu:4" in 22.05, "gres/gpu:4" from 23.02 on); the codec reads both, writes this.

@@ -1,13 +1,19 @@
-dnl ALLOT_SLURM - find Slurm's installed headers and plugin directory.
+dnl ALLOT_SLURM - find Slurm's installed headers and plugin directory, and decide every
+dnl difference between Slurm releases that allot's code meets.
 dnl
-dnl Everything that differs between Slurm releases is decided here from
-dnl SLURM_VERSION_NUMBER and exported as HAVE_* / ALLOT_* defines, so that
-dnl plugins/job_submit/slurm_compat.hpp is the only C++ that knows about versions.
+dnl Each difference is a probe compiled (or linked) against the headers and library in use
+dnl and lands in config.h as one HAVE_* or ALLOT_* define; only the compat headers
+dnl (compat/slurm.hpp, compat/slurmctld.hpp, compat/spank.hpp) read those defines.
+dnl docs/slurm-versions.md lists them with the release each one changed in.
 AC_DEFUN([ALLOT_SLURM], [
   AC_ARG_WITH([slurm],
     [AS_HELP_STRING([--with-slurm=DIR], [Slurm installation prefix (headers in DIR/include/slurm)])],
-    [SLURM_CPPFLAGS="-I$withval/include"; slurm_libdir="$withval/lib"],
-    [SLURM_CPPFLAGS=""; slurm_libdir=""])
+    [SLURM_CPPFLAGS="-I$withval/include"
+     for d in "$withval/lib64" "$withval/lib"; do
+       AS_IF([test -e "$d/libslurm.so"], [slurm_libdir=$d; break], [slurm_libdir="$withval/lib"])
+     done
+     SLURM_LIBS="-L$slurm_libdir -Wl,-rpath,$slurm_libdir -lslurm"],
+    [SLURM_CPPFLAGS=""; slurm_libdir=""; SLURM_LIBS="-lslurm"])
   save_CPPFLAGS="$CPPFLAGS"
   CPPFLAGS="$CPPFLAGS $SLURM_CPPFLAGS"
   for h in slurm/slurm.h slurm/slurm_version.h slurm/spank.h slurm/slurmdb.h slurm/slurm_errno.h; do
@@ -25,9 +31,7 @@ AC_DEFUN([ALLOT_SLURM], [
   AC_MSG_RESULT([$SLURM_VERSION_STRING])
   AS_IF([test $slurm_version_number -lt $(( 0x160500 ))],
     [AC_MSG_ERROR([Slurm $SLURM_VERSION_STRING is too old; allot needs 22.05 or later])])
-  dnl job_modify() gained an err_msg argument in 23.02.
-  AS_IF([test $slurm_version_number -ge $(( 0x170200 ))],
-    [AC_DEFINE([ALLOT_JOB_MODIFY_HAS_ERR_MSG], [1], [job_modify() takes char **err_msg (Slurm >= 23.02)])])
+  ALLOT_SLURM_PROBES
   CPPFLAGS="$save_CPPFLAGS"
 
   AC_ARG_WITH([slurm-plugindir],
@@ -47,9 +51,91 @@ AC_DEFUN([ALLOT_SLURM], [
   AS_IF([test -z "$SLURM_FULL_LIB"],
     [AC_MSG_WARN([libslurmfull.so not found: plugin load tests will be skipped])])
   AC_SUBST([SLURM_CPPFLAGS])
+  AC_SUBST([SLURM_LIBS])
   AC_SUBST([SLURM_PLUGINDIR])
   AC_SUBST([SLURM_FULL_LIB])
   AC_SUBST([SLURM_VERSION_STRING])
   AC_SUBST([SLURM_MAJOR_MINOR])
   AC_DEFINE_UNQUOTED([ALLOT_SLURM_VERSION_STRING], ["$SLURM_VERSION_STRING"], [Slurm release built against])
+])
+
+dnl allot_slurm_includes - the prologue of every probe: Slurm's public headers as C.
+m4_define([allot_slurm_includes], [[#include <stdint.h>
+#include <stdbool.h>
+#include <sys/types.h>
+extern "C" {
+#include <slurm/slurm.h>
+#include <slurm/slurm_errno.h>
+#include <slurm/slurmdb.h>
+}]])
+
+dnl ALLOT_SLURM_PROBES - one probe per API difference (CPPFLAGS already point at Slurm's).
+AC_DEFUN([ALLOT_SLURM_PROBES], [
+  dnl 23.11 renamed the list handles: List -> list_t *, ListIterator -> list_itr_t *.
+  AC_MSG_CHECKING([for list_t and list_itr_t])
+  AC_COMPILE_IFELSE([AC_LANG_PROGRAM([allot_slurm_includes],
+      [[list_t *l = slurm_list_create(NULL); list_itr_t *i = slurm_list_iterator_create(l); (void)i;]])],
+    [AC_MSG_RESULT([yes])
+     AC_DEFINE([HAVE_LIST_T], [1], [slurm.h names list handles list_t and list_itr_t (Slurm >= 23.11)])],
+    [AC_MSG_RESULT([no])])
+
+  dnl 24.05 removed slurm_get_errno(): libslurm reports through errno alone.
+  AC_MSG_CHECKING([for slurm_get_errno])
+  AC_COMPILE_IFELSE([AC_LANG_PROGRAM([allot_slurm_includes], [[return slurm_get_errno();]])],
+    [AC_MSG_RESULT([yes])
+     AC_DEFINE([HAVE_SLURM_GET_ERRNO], [1], [slurm_errno.h declares slurm_get_errno() (Slurm < 24.05)])],
+    [AC_MSG_RESULT([no])])
+
+  dnl The job_submit plugin API (src/interfaces/job_submit.c) is in no installed header;
+  dnl job_modify() gained `char **err_msg` in 23.02, the release whose headers also gained
+  dnl PreemptParameters (slurm_conf_t.preempt_params). Probe that header change.
+  AC_MSG_CHECKING([for slurm_conf_t.preempt_params])
+  AC_COMPILE_IFELSE([AC_LANG_PROGRAM([allot_slurm_includes],
+      [[slurm_conf_t c; c.preempt_params = NULL; (void)c;]])],
+    [allot_preempt_params=yes], [allot_preempt_params=no])
+  AC_MSG_RESULT([$allot_preempt_params])
+  AS_IF([test "x$allot_preempt_params" = xyes],
+    [AC_DEFINE([HAVE_JOB_MODIFY_ERR_MSG], [1],
+       [job_modify() takes char **err_msg (Slurm >= 23.02)])
+     SLURM_PREEMPT_SIGNAL_CONF="PreemptParameters=send_user_signal"],
+    [SLURM_PREEMPT_SIGNAL_CONF="SlurmctldParameters=preempt_send_user_signal"])
+  dnl The slurm.conf line that sends a preempted job's batch script its --signal
+  dnl (read by slurmctld's node_scheduler.c from either place since 23.02; 22.05 knows
+  dnl only the SlurmctldParameters form, and 23.02+ document only PreemptParameters).
+  AC_SUBST([SLURM_PREEMPT_SIGNAL_CONF])
+
+  dnl How slurmctld spells a GPU request in job_desc's tres_per_* (23.02: gres/gpu).
+  AC_MSG_CHECKING([how Slurm spells GPU TRES in job requests])
+  AC_COMPILE_IFELSE([AC_LANG_PROGRAM([allot_slurm_includes], [[
+#if SLURM_VERSION_NUMBER < SLURM_VERSION_NUM(23, 2, 0)
+#error gres:gpu
+#endif
+]])], [allot_gpu_prefix="gres/gpu:"], [allot_gpu_prefix="gres:gpu:"])
+  AC_MSG_RESULT([$allot_gpu_prefix])
+  AC_DEFINE_UNQUOTED([ALLOT_GPU_TRES_PREFIX], ["$allot_gpu_prefix"],
+    [prefix of a GPU count in job_desc tres_per_* fields])
+
+  dnl Functions libslurm exports without declaring them: decided by linking.
+  save_LIBS="$LIBS"
+  LIBS="$SLURM_LIBS $LIBS"
+  AC_MSG_CHECKING([for libslurm])
+  AC_LINK_IFELSE([AC_LANG_PROGRAM([allot_slurm_includes], [[slurm_init(NULL);]])],
+    [AC_MSG_RESULT([yes])],
+    [AC_MSG_RESULT([no])
+     AC_MSG_ERROR([cannot link libslurm ($SLURM_LIBS); Debian: apt-get install libslurm-dev])])
+  dnl 23.11 moved job_reason_string() to job_state_reason_string() (returns const char *).
+  AC_CHECK_FUNCS([slurm_job_state_reason_string slurm_job_reason_string])
+  AS_IF([test "x$ac_cv_func_slurm_job_state_reason_string$ac_cv_func_slurm_job_reason_string" = xnono],
+    [AC_MSG_ERROR([libslurm exports neither slurm_job_state_reason_string nor slurm_job_reason_string])])
+  LIBS="$save_LIBS"
+
+  dnl SPANK: the items spank_allot reads, and spank.h's own linkage.
+  AC_MSG_CHECKING([for the SPANK items spank_allot reads])
+  AC_COMPILE_IFELSE([AC_LANG_PROGRAM([allot_slurm_includes
+[extern "C" {
+#include <slurm/spank.h>
+}]], [[spank_item_t items[] = {S_JOB_ID, S_JOB_UID}; (void)items;]])],
+    [AC_MSG_RESULT([yes])],
+    [AC_MSG_RESULT([no])
+     AC_MSG_ERROR([slurm/spank.h lacks S_JOB_ID or S_JOB_UID])])
 ])

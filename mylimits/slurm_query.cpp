@@ -5,10 +5,6 @@
 // move-only RAII holder and freed with Slurm's own destructor; request lists
 // point into our std::strings and are created without a destructor so Slurm
 // never frees what it did not allocate.
-#include <slurm/slurm.h>
-#include <slurm/slurm_errno.h>
-#include <slurm/slurmdb.h>
-
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -20,35 +16,27 @@
 
 #include "allot/gpu_request.hpp"
 #include "allot/units.hpp"
+#include "compat/slurm.hpp"  // also the exported but undeclared state/reason names and bitmaps
 #include "slurm_query.hpp"
-
-// Exported by libslurm since long before 22.05 but not declared in its public
-// headers; used only to read QOS Preempt= bitmaps (bit i = QOS id i).
-extern "C" int slurm_bit_test(bitstr_t* b, bitoff_t bit);
-extern "C" bitoff_t slurm_bit_size(bitstr_t* b);
-// Also exported but undeclared: the names squeue prints for states and reasons
-// (src/common/slurm_protocol_defs.h), so our words match Slurm's documentation.
-extern "C" char* slurm_job_state_string(uint32_t inx);
-extern "C" char* slurm_job_reason_string(enum job_state_reason inx);
 
 namespace allot::mylimits {
 namespace {
 
 struct ListDeleter {
-    void operator()(std::remove_pointer_t<List>* l) const
+    void operator()(list_t* l) const
     {
         if (l) slurm_list_destroy(l);
     }
 };
-using ListPtr = std::unique_ptr<std::remove_pointer_t<List>, ListDeleter>;
+using ListPtr = std::unique_ptr<list_t, ListDeleter>;
 
 struct IterDeleter {
-    void operator()(std::remove_pointer_t<ListIterator>* it) const
+    void operator()(list_itr_t* it) const
     {
         if (it) slurm_list_iterator_destroy(it);
     }
 };
-using IterPtr = std::unique_ptr<std::remove_pointer_t<ListIterator>, IterDeleter>;
+using IterPtr = std::unique_ptr<list_itr_t, IterDeleter>;
 
 struct JobMsgDeleter {
     void operator()(job_info_msg_t* m) const { slurm_free_job_info_msg(m); }
@@ -89,7 +77,7 @@ ListPtr name_list(const std::vector<std::string>& names)
 }
 
 template <typename T, typename F>
-void for_each(List l, F&& f)
+void for_each(list_t* l, F&& f)
 {
     if (!l) return;
     IterPtr it(slurm_list_iterator_create(l));
@@ -121,7 +109,7 @@ private:
 
 std::string last_error(const char* what)
 {
-    const int e = slurm_get_errno();
+    const int e = allot::slurm_compat::last_errno();
     return std::string(what) + ": " + (e ? slurm_strerror(e) : "no answer");
 }
 
@@ -161,7 +149,8 @@ limits::JobFacts job_facts(const slurm_job_info_t& j)
         f.display_id = std::to_string(j.job_id);
     f.name = str(j.name);
     f.state = str(slurm_job_state_string(j.job_state & 0xff));
-    f.reason = str(slurm_job_reason_string(static_cast<job_state_reason>(j.state_reason)));
+    f.reason =
+        str(allot::slurm_compat::job_reason_string(static_cast<job_state_reason>(j.state_reason)));
     f.account = str(j.account);
     f.qos = str(j.qos);
     f.partition = str(j.partition);
@@ -215,7 +204,7 @@ std::vector<std::string> preempt_names(bitstr_t* bits,
     return out;
 }
 
-void add_qos_ids(List ids, const std::map<uint32_t, std::string>& qos_by_id,
+void add_qos_ids(list_t* ids, const std::map<uint32_t, std::string>& qos_by_id,
                  std::vector<std::string>& names)
 {
     for_each<char>(ids, [&](char* id_text) {

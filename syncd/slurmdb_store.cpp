@@ -7,15 +7,7 @@
 
 #include "syncd_support.hpp"
 
-extern "C" {
-#include <slurm/slurm.h>
-#include <slurm/slurm_errno.h>
-#include <slurm/slurmdb.h>
-// Exported by libslurm but not declared in the installed headers. bit_test
-// returns bool (int in old releases: reading the low byte is right for both).
-int64_t slurm_bit_size(bitstr_t* b);
-bool slurm_bit_test(bitstr_t* b, int64_t bit);
-}
+#include "compat/slurm.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -29,12 +21,12 @@ namespace allot {
 namespace {
 
 struct ListDeleter {
-    void operator()(List l) const
+    void operator()(list_t* l) const
     {
         if (l) slurm_list_destroy(l);
     }
 };
-using ListPtr = std::unique_ptr<std::remove_pointer_t<List>, ListDeleter>;
+using ListPtr = std::unique_ptr<list_t, ListDeleter>;
 
 // Strings handed to Slurm in input records; stable addresses until cleared.
 class Strings {
@@ -45,16 +37,16 @@ public:
         return store_.back().data();
     }
     // A list of char* without a destructor: the strings stay ours.
-    List list(const std::vector<std::string>& items)
+    list_t* list(const std::vector<std::string>& items)
     {
-        List l = slurm_list_create(nullptr);
+        list_t* l = slurm_list_create(nullptr);
         lists_.emplace_back(l);
         for (const auto& i : items) slurm_list_append(l, keep(i));
         return l;
     }
-    List empty_list()
+    list_t* empty_list()
     {
-        List l = slurm_list_create(nullptr);
+        list_t* l = slurm_list_create(nullptr);
         lists_.emplace_back(l);
         return l;
     }
@@ -65,7 +57,7 @@ private:
 };
 
 template <typename F>
-void for_each(List l, F f)
+void for_each(list_t* l, F f)
 {
     if (!l) return;
     auto it = slurm_list_iterator_create(l);
@@ -80,7 +72,7 @@ std::string str(const char* s)
 
 std::string last_error(int rc = 0)
 {
-    const int e = (rc && rc != SLURM_ERROR) ? rc : slurm_get_errno();
+    const int e = (rc && rc != SLURM_ERROR) ? rc : slurm_compat::last_errno();
     return std::string(slurm_strerror(e)) + " (" + std::to_string(e) + ")";
 }
 
@@ -328,7 +320,7 @@ Result<ApplyReport> SlurmdbStore::apply(const Plan& plan)
         if (pend.changes.empty()) return;
         Strings& k = *pend.keep;
         auto list_of = [&](auto& records) {
-            List l = k.empty_list();
+            list_t* l = k.empty_list();
             for (auto& r : records) slurm_list_append(l, &r);
             return l;
         };
@@ -440,7 +432,8 @@ Result<ApplyReport> SlurmdbStore::apply(const Plan& plan)
                     queue();
                 } else {
                     ListPtr r(slurmdb_qos_modify(m.conn, &cond, &q));
-                    if (!r && slurm_get_errno() != SLURM_NO_CHANGE_IN_DATA) err = last_error();
+                    if (!r && slurm_compat::last_errno() != SLURM_NO_CHANGE_IN_DATA)
+                        err = last_error();
                 }
                 break;
             }
@@ -480,7 +473,7 @@ Result<ApplyReport> SlurmdbStore::apply(const Plan& plan)
                     queue();
                 } else {
                     ListPtr r(slurmdb_accounts_modify(m.conn, &cond, &a));
-                    if (!r && slurm_get_errno() != SLURM_NO_CHANGE_IN_DATA) {
+                    if (!r && slurm_compat::last_errno() != SLURM_NO_CHANGE_IN_DATA) {
                         err = last_error();
                         break;
                     }
@@ -491,7 +484,8 @@ Result<ApplyReport> SlurmdbStore::apply(const Plan& plan)
                     mcond.cluster_list = keep.list({m.cluster});
                     mcond.user_list = keep.list({""});
                     ListPtr r2(slurmdb_associations_modify(m.conn, &mcond, &assoc));
-                    if (!r2 && slurm_get_errno() != SLURM_NO_CHANGE_IN_DATA) err = last_error();
+                    if (!r2 && slurm_compat::last_errno() != SLURM_NO_CHANGE_IN_DATA)
+                        err = last_error();
                 }
                 break;
             }
@@ -518,7 +512,8 @@ Result<ApplyReport> SlurmdbStore::apply(const Plan& plan)
                 } else {
                     u.admin_level = SLURMDB_ADMIN_NOTSET;
                     ListPtr r(slurmdb_users_modify(m.conn, &cond, &u));
-                    if (!r && slurm_get_errno() != SLURM_NO_CHANGE_IN_DATA) err = last_error();
+                    if (!r && slurm_compat::last_errno() != SLURM_NO_CHANGE_IN_DATA)
+                        err = last_error();
                 }
                 break;
             }
@@ -531,7 +526,7 @@ Result<ApplyReport> SlurmdbStore::apply(const Plan& plan)
                 if (c.op == ChangeOp::Remove) {
                     ListPtr r(slurmdb_associations_remove(m.conn, &cond));
                     if (!r) {
-                        if (slurm_get_errno() == ESLURM_JOBS_RUNNING_ON_ASSOC)
+                        if (slurm_compat::last_errno() == ESLURM_JOBS_RUNNING_ON_ASSOC)
                             rep.deferred.push_back(c.text() +
                                                    ": jobs are running under it; removal "
                                                    "retried next cycle");
@@ -558,7 +553,8 @@ Result<ApplyReport> SlurmdbStore::apply(const Plan& plan)
                     queue();
                 } else {
                     ListPtr r(slurmdb_associations_modify(m.conn, &cond, &a));
-                    if (!r && slurm_get_errno() != SLURM_NO_CHANGE_IN_DATA) err = last_error();
+                    if (!r && slurm_compat::last_errno() != SLURM_NO_CHANGE_IN_DATA)
+                        err = last_error();
                 }
                 break;
             }

@@ -30,7 +30,7 @@ trap cleanup EXIT
 . "$TOP/tests/lab/lab-lib.sh"
 "$TOP/tests/lab/lab-accounts.sh"
 export ALLOT_CONFIG=$LAB/etc/allot.yaml
-g++ -std=c++17 -O2 -pthread -o "$LAB/submit_held" "$HERE/submit_held.cpp" -lslurm
+g++ -std=c++17 -O2 -pthread -I"$TOP" -I"$BUILD" -o "$LAB/submit_held" "$HERE/submit_held.cpp" -lslurm
 chmod 755 "$LAB/submit_held"
 QUOTA=$(command -v quota || true)
 [ -n "$QUOTA" ] || echo "note: 'quota' (Debian package quota) is not installed; the recipe runs without it"

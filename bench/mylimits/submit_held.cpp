@@ -1,9 +1,7 @@
 // submit_held.cpp - fills the queue for bench/mylimits: N held batch jobs submitted through
 // libslurm's API from T threads (no process per job), as the calling user.
-// Build: g++ -std=c++17 -O2 -pthread -o submit_held submit_held.cpp -lslurm
+// Build: g++ -std=c++17 -O2 -pthread -I<top> -I<build> -o submit_held submit_held.cpp -lslurm
 // Usage: SLURM_CONF=... submit_held <N> <threads> <account> <qos> [gpus]
-#include <slurm/slurm.h>
-#include <slurm/slurm_errno.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -13,6 +11,8 @@
 #include <string>
 #include <thread>
 #include <vector>
+
+#include "compat/slurm.hpp"
 
 int main(int argc, char** argv)
 {
@@ -50,7 +50,8 @@ int main(int argc, char** argv)
             if (slurm_submit_batch_job(&d, &resp) == SLURM_SUCCESS)
                 ++ok;
             else if (failed++ < 3)
-                std::fprintf(stderr, "submit failed: %s\n", slurm_strerror(slurm_get_errno()));
+                std::fprintf(stderr, "submit failed: %s\n",
+                             slurm_strerror(allot::slurm_compat::last_errno()));
             if (resp) slurm_free_submit_response_response_msg(resp);
         }
     };

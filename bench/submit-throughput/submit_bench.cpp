@@ -10,10 +10,7 @@
 #include <cstdlib>
 #include <string>
 
-extern "C" {
-#include <slurm/slurm.h>
-#include <slurm/slurm_errno.h>
-}
+#include "compat/slurm.hpp"
 
 int main(int argc, char** argv)
 {
@@ -50,7 +47,8 @@ int main(int argc, char** argv)
         submit_response_msg_t* resp = nullptr;
         if (slurm_submit_batch_job(&desc, &resp) != SLURM_SUCCESS) {
             if (++failed == 1)
-                std::fprintf(stderr, "submit failed: %s\n", slurm_strerror(slurm_get_errno()));
+                std::fprintf(stderr, "submit failed: %s\n",
+                             slurm_strerror(allot::slurm_compat::last_errno()));
         }
         if (resp) slurm_free_submit_response_response_msg(resp);
     }

@@ -8,7 +8,7 @@
 #pragma once
 
 #include "allot/policy.hpp"
-#include "slurm_compat.hpp"
+#include "compat/slurmctld.hpp"
 
 namespace allot::job_submit {
 

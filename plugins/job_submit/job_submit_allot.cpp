@@ -12,8 +12,8 @@
 
 #include "allot/abi_guard.hpp"
 #include "allot/config.hpp"
+#include "compat/slurmctld.hpp"
 #include "job_desc_codec.hpp"
-#include "slurm_compat.hpp"
 #include "slurm_limits.hpp"
 
 extern "C" {
@@ -151,18 +151,11 @@ int modify(job_desc_msg_t* desc, job_record_t* job_ptr, uint32_t submit_uid, cha
 
 }  // namespace
 
-#ifdef ALLOT_JOB_MODIFY_HAS_ERR_MSG
-extern "C" ALLOT_EXPORT int job_modify(job_desc_msg_t* desc, job_record_t* job_ptr,
-                                       uint32_t submit_uid, char** err_msg) noexcept
+// From 23.02 slurmctld passes err_msg and returns it to `scontrol update`, so a refused
+// update says why in the words of a rejected submission (compat/slurmctld.hpp).
+extern "C" ALLOT_EXPORT int job_modify(ALLOT_JOB_MODIFY_PARAMS) noexcept
 {
-    return allot::abi_guard(log_exception, SLURM_ERROR,
-                            [&] { return modify(desc, job_ptr, submit_uid, err_msg); });
+    return allot::abi_guard(log_exception, SLURM_ERROR, [&] {
+        return modify(desc, job_ptr, submit_uid, ALLOT_JOB_MODIFY_ERR_MSG);
+    });
 }
-#else
-extern "C" ALLOT_EXPORT int job_modify(job_desc_msg_t* desc, job_record_t* job_ptr,
-                                       uint32_t submit_uid) noexcept
-{
-    return allot::abi_guard(log_exception, SLURM_ERROR,
-                            [&] { return modify(desc, job_ptr, submit_uid, nullptr); });
-}
-#endif

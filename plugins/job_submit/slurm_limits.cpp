@@ -4,7 +4,7 @@
 #include <cstring>
 
 #include "allot/units.hpp"
-#include "slurm_compat.hpp"
+#include "compat/slurmctld.hpp"
 
 namespace allot::job_submit {
 

@@ -36,14 +36,10 @@
 #include <string>
 #include <vector>
 
-extern "C" {
-#include <slurm/slurm.h>
-#include <slurm/spank.h>
-}
-
 #include "allot/abi_guard.hpp"
 #include "allot/config.hpp"
 #include "allot/node_registry.hpp"
+#include "compat/spank.hpp"
 
 extern "C" {
 ALLOT_EXPORT extern const char plugin_name[] = "allot";

@@ -4,7 +4,7 @@
 #include <cstring>
 #include <ctime>
 
-#include "../slurm_compat.hpp"
+#include "compat/slurmctld.hpp"
 
 extern "C" void* slurm_xcalloc(size_t count, size_t size, bool clear, bool try_, const char* file,
                                int line, const char* func);

@@ -16,17 +16,13 @@
 #include <random>
 #include <string>
 
-#include "../slurm_compat.hpp"
+#include "compat/slurmctld.hpp"
 #include "fake_slurmctld.hpp"
 
 namespace {
 
 using SubmitFn = int (*)(job_desc_msg_t*, uint32_t, char**);
-#ifdef ALLOT_JOB_MODIFY_HAS_ERR_MSG
-using ModifyFn = int (*)(job_desc_msg_t*, job_record_t*, uint32_t, char**);
-#else
-using ModifyFn = int (*)(job_desc_msg_t*, job_record_t*, uint32_t);
-#endif
+using ModifyFn = allot::slurm_compat::JobModifyFn;
 
 const char* kConfig = R"(
 cluster:
@@ -78,12 +74,7 @@ protected:
     {
         int dummy_record = 0;
         auto* record = reinterpret_cast<job_record_t*>(&dummy_record);
-#ifdef ALLOT_JOB_MODIFY_HAS_ERR_MSG
-        return modify(update, record, uid, err);
-#else
-        (void)err;
-        return modify(update, record, uid);
-#endif
+        return allot::slurm_compat::call_job_modify(modify, update, record, uid, err);
     }
 };
 void* Plugin::handle = nullptr;

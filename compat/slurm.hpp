@@ -1,0 +1,68 @@
+// compat/slurm.hpp - libslurm's client API (slurm.h, slurmdb.h) as allot uses it, on every
+// Slurm release allot builds against (docs/slurm-versions.md).
+//
+// The only place that reads configure's Slurm probes for the client API (config.h, decided
+// in m4/allot_slurm.m4 against the headers in use) and the only declarations of functions
+// libslurm exports without declaring them in its installed headers. syncd, mylimits and
+// the plugins include this instead of <slurm/...> directly.
+#pragma once
+
+#include "config.h"
+
+#include <sys/types.h>
+#include <cerrno>
+#include <cstdint>
+
+extern "C" {
+#include <slurm/slurm.h>
+#include <slurm/slurm_errno.h>
+#include <slurm/slurmdb.h>
+
+#ifndef HAVE_LIST_T
+// Before 23.11 the same handles were called List and ListIterator (pointer typedefs).
+typedef struct xlist list_t;
+typedef struct listIterator list_itr_t;
+#endif
+
+// Exported by libslurm (src/common/bitstring.h, slurm_xlator.h) in every release since
+// 20.11, never installed. bit_test returns int in all of them.
+int slurm_bit_test(bitstr_t* b, bitoff_t bit);
+bitoff_t slurm_bit_size(bitstr_t* b);
+
+// src/common/xmalloc.h, xstring.h: what Slurm frees must come from Slurm's allocator.
+void slurm_xfree(void** ptr);
+char* slurm_xstrdup(const char* str);
+
+// src/common/slurm_protocol_defs.h: the words squeue prints for a job state.
+char* slurm_job_state_string(uint32_t inx);
+#ifdef HAVE_SLURM_JOB_STATE_REASON_STRING
+// 23.11 and later: src/common/job_state_reason.h.
+const char* slurm_job_state_reason_string(enum job_state_reason inx);
+#else
+char* slurm_job_reason_string(enum job_state_reason inx);
+#endif
+}
+
+namespace allot::slurm_compat {
+
+// The error of the last failed libslurm call (slurm_get_errno() was removed in 24.05).
+inline int last_errno()
+{
+#ifdef HAVE_SLURM_GET_ERRNO
+    return slurm_get_errno();
+#else
+    return errno;
+#endif
+}
+
+// The words squeue prints for a pending job's reason ("Priority", "QOSMaxGRESPerUser").
+inline const char* job_reason_string(enum job_state_reason reason)
+{
+#ifdef HAVE_SLURM_JOB_STATE_REASON_STRING
+    return slurm_job_state_reason_string(reason);
+#else
+    return slurm_job_reason_string(reason);
+#endif
+}
+
+}  // namespace allot::slurm_compat
