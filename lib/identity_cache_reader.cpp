@@ -452,42 +452,88 @@ Fault check_trusted_stat(const struct stat& st, const TrustPolicy& policy,
     return Fault::None;
 }
 
-Fault check_trusted_dirs(const char* path, const TrustPolicy& policy, const char** why, char* where,
-                         size_t where_len) noexcept
+namespace {
+
+// A path with no ".", ".." or empty component: its directories are exactly
+// its prefixes, so the walk needs no realpath unless one is a symlink.
+bool lexically_clean(const char* p)
 {
-    char parent[PATH_MAX];
-    char dir[PATH_MAX];
-    char top[PATH_MAX];
-    if (!path || !parent_of(path, parent, sizeof parent) || !realpath(parent, dir)) {
-        if (why) *why = errno == ENOENT ? "missing" : "cannot resolve its directory";
-        copy_where(where, where_len, path ? path : "");
-        return errno == ENOENT ? Fault::Missing : Fault::Io;
+    if (p[0] != '/') return false;
+    for (const char* c = p; *c; ++c) {
+        if (*c != '/') continue;
+        if (c[1] == '/' || (c[1] == '.' && (c[2] == '/' || c[2] == '\0')) ||
+            (c[1] == '.' && c[2] == '.' && (c[3] == '/' || c[3] == '\0')))
+            return false;
     }
-    if (policy.top && !realpath(policy.top, top)) {
-        if (why) *why = "cannot resolve the trusted top directory";
-        copy_where(where, where_len, policy.top);
-        return Fault::Io;
-    }
+    return true;
+}
+
+enum class Walk { Trusted, Refused, Symlink };
+
+// Checks `dir` and every directory above it up to `top` (or "/"). With
+// lexical set, a symlink stops the walk (Walk::Symlink): the caller resolves
+// the path and walks again.
+Walk walk_up(char* dir, const char* top, const TrustPolicy& policy, bool lexical, Fault* fault,
+             const char** why, char* where, size_t where_len)
+{
     for (;;) {
         struct stat st;
-        if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
-            if (why) *why = "a directory above it cannot be examined";
+        if ((lexical ? lstat(dir, &st) : stat(dir, &st)) != 0) {
+            const bool missing = errno == ENOENT;
+            if (why) *why = missing ? "missing" : "a directory above it cannot be examined";
             copy_where(where, where_len, dir);
-            return Fault::Io;
+            *fault = missing ? Fault::Missing : Fault::Io;
+            return Walk::Refused;
         }
-        const Fault f = check_trusted_stat(st, policy, why);
-        if (f != Fault::None) {
+        if (lexical && S_ISLNK(st.st_mode)) return Walk::Symlink;
+        *fault = S_ISDIR(st.st_mode) ? check_trusted_stat(st, policy, why) : Fault::Io;
+        if (*fault != Fault::None) {
+            if (*fault == Fault::Io && why) *why = "a directory above it is not a directory";
             copy_where(where, where_len, dir);
-            return f;
+            return Walk::Refused;
         }
-        if (std::strcmp(dir, "/") == 0 || (policy.top && std::strcmp(dir, top) == 0)) break;
+        if (std::strcmp(dir, "/") == 0 || (top && std::strcmp(dir, top) == 0)) return Walk::Trusted;
         char* slash = std::strrchr(dir, '/');
         if (slash == dir)
             dir[1] = '\0';
         else
             *slash = '\0';
     }
-    return Fault::None;
+}
+
+}  // namespace
+
+Fault check_trusted_dirs(const char* path, const TrustPolicy& policy, const char** why, char* where,
+                         size_t where_len) noexcept
+{
+    char parent[PATH_MAX];
+    char dir[PATH_MAX];
+    char top[PATH_MAX];
+    if (!path || !parent_of(path, parent, sizeof parent)) {
+        if (why) *why = "not an absolute path";
+        copy_where(where, where_len, path ? path : "");
+        return Fault::Io;
+    }
+    Fault fault = Fault::None;
+    // The common case: a plain path without symlinks, one lstat per directory.
+    if (lexically_clean(parent)) {
+        std::memcpy(dir, parent, sizeof dir);
+        const Walk w = walk_up(dir, policy.top, policy, true, &fault, why, where, where_len);
+        if (w != Walk::Symlink) return fault;
+    }
+    if (!realpath(parent, dir)) {
+        const bool missing = errno == ENOENT;
+        if (why) *why = missing ? "missing" : "cannot resolve its directory";
+        copy_where(where, where_len, parent);
+        return missing ? Fault::Missing : Fault::Io;
+    }
+    if (policy.top && !realpath(policy.top, top)) {
+        if (why) *why = "cannot resolve the trusted top directory";
+        copy_where(where, where_len, policy.top);
+        return Fault::Io;
+    }
+    walk_up(dir, policy.top ? top : nullptr, policy, false, &fault, why, where, where_len);
+    return fault;
 }
 
 Snapshot* snapshot_open_trusted(const char* path, Kind kind, const TrustPolicy& policy,
@@ -844,38 +890,50 @@ LocalTable* load_table(int fd, const struct stat& st)
     return t;
 }
 
-// The table for the file as it is now; null means "cannot tell".
+bool same_file(const LocalFile& f, const struct stat& st)
+{
+    return f.table && f.have_ident && f.dev == st.st_dev && f.ino == st.st_ino &&
+           f.size == st.st_size && f.mtime_ns == ns_of(st.st_mtim) &&
+           f.ctime_ns == ns_of(st.st_ctim);
+}
+
+void remember(LocalFile& f, LocalTable* fresh, const struct stat& st)
+{
+    table_free(f.table);
+    f.table = fresh;
+    f.have_ident = fresh != nullptr;
+    f.dev = st.st_dev;
+    f.ino = st.st_ino;
+    f.size = st.st_size;
+    f.mtime_ns = ns_of(st.st_mtim);
+    f.ctime_ns = ns_of(st.st_ctim);
+}
+
+// The table for the file as it is now; null means "cannot tell". An unchanged
+// file costs one stat().
 LocalTable* current_table(LocalFile& f)
 {
-    const int fd = open(f.path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
     struct stat st;
-    if (fd < 0) {
+    if (stat(f.path, &st) != 0) {
         if (errno != ENOENT) return nullptr;
         // A missing file holds nothing: an empty table.
         std::memset(&st, 0, sizeof st);
-    } else if (fstat(fd, &st) != 0) {
-        close(fd);
-        return nullptr;
+        if (same_file(f, st)) return f.table;
+        auto* empty = static_cast<LocalTable*>(std::calloc(1, sizeof(LocalTable)));
+        if (empty) empty->refs = 1;
+        remember(f, empty, st);
+        return f.table;
     }
-    const bool same = f.table && f.have_ident && f.dev == st.st_dev && f.ino == st.st_ino &&
-                      f.size == st.st_size && f.mtime_ns == ns_of(st.st_mtim) &&
-                      f.ctime_ns == ns_of(st.st_ctim);
-    if (!same) {
-        LocalTable* fresh = nullptr;
-        if (fd >= 0)
-            fresh = load_table(fd, st);
-        else if ((fresh = static_cast<LocalTable*>(std::calloc(1, sizeof(LocalTable)))))
-            fresh->refs = 1;
-        table_free(f.table);
-        f.table = fresh;
-        f.have_ident = fresh != nullptr;
-        f.dev = st.st_dev;
-        f.ino = st.st_ino;
-        f.size = st.st_size;
-        f.mtime_ns = ns_of(st.st_mtim);
-        f.ctime_ns = ns_of(st.st_ctim);
-    }
-    if (fd >= 0) close(fd);
+    if (same_file(f, st)) return f.table;
+    // Read what is opened, and remember that file's identity (it may have
+    // been replaced since the stat).
+    const int fd = open(f.path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+    if (fd < 0) return nullptr;
+    struct stat opened;
+    LocalTable* fresh = fstat(fd, &opened) == 0 ? load_table(fd, opened) : nullptr;
+    close(fd);
+    if (!fresh) return nullptr;
+    remember(f, fresh, opened);
     return f.table;
 }
 
