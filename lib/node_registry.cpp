@@ -123,7 +123,7 @@ std::string format_job_entry(const JobEntry& e)
 
 Result<JobEntry> parse_job_entry(const std::string& text)
 {
-    if (text.size() > kMaxEntryBytes) return make_error("job entry too large");
+    if (text.size() > kMaxEntryBytes) return make_error(Errc::TooLarge, "job entry too large");
     if (text.rfind("allot-job-entry 1\n", 0) != 0) return make_error("not a job entry");
     JobEntry e;
     bool have_job = false, have_uid = false;
@@ -220,7 +220,7 @@ Result<bool> write_job_entry(const std::string& run_dir, const JobEntry& entry)
 {
     for (const std::string& d : {run_dir, jobs_dir(run_dir)}) {
         if (mkdir(d.c_str(), 0755) != 0 && errno != EEXIST)
-            return make_error("creating " + d + ": " + std::strerror(errno));
+            return make_error(Errc::Io, "creating " + d + ": " + std::strerror(errno));
     }
     const std::string text = format_job_entry(entry);
     const std::string final_path =
@@ -228,7 +228,8 @@ Result<bool> write_job_entry(const std::string& run_dir, const JobEntry& entry)
     std::string tmp = jobs_dir(run_dir) + "/.tmp.XXXXXX";
     const int fd = mkostemp(tmp.data(), O_CLOEXEC);
     if (fd < 0)
-        return make_error("creating a file in " + jobs_dir(run_dir) + ": " + std::strerror(errno));
+        return make_error(Errc::Io,
+                          "creating a file in " + jobs_dir(run_dir) + ": " + std::strerror(errno));
     const bool ok =
         write(fd, text.data(), text.size()) == ssize_t(text.size()) && fchmod(fd, 0644) == 0;
     const int e = errno;
@@ -236,7 +237,7 @@ Result<bool> write_job_entry(const std::string& run_dir, const JobEntry& entry)
     if (!ok || rename(tmp.c_str(), final_path.c_str()) != 0) {
         const int e2 = ok ? errno : e;
         unlink(tmp.c_str());
-        return make_error("writing " + final_path + ": " + std::strerror(e2));
+        return make_error(Errc::Io, "writing " + final_path + ": " + std::strerror(e2));
     }
     return true;
 }
@@ -245,7 +246,7 @@ Result<bool> remove_job_entry(const std::string& run_dir, uint32_t job_id, const
 {
     const std::string path = jobs_dir(run_dir) + "/" + job_entry_name(job_id, node);
     if (unlink(path.c_str()) != 0 && errno != ENOENT)
-        return make_error("removing " + path + ": " + std::strerror(errno));
+        return make_error(Errc::Io, "removing " + path + ": " + std::strerror(errno));
     return true;
 }
 

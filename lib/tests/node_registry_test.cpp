@@ -159,4 +159,18 @@ TEST(NodeRegistry, TierFromQos)
     EXPECT_EQ(e.tier, "");
 }
 
+// Callers decide on codes: a hostile entry is Invalid or TooLarge, a file
+// problem is Io.
+TEST(NodeRegistry, ErrorsCarryCodes)
+{
+    EXPECT_TRUE(parse_job_entry(std::string(kMaxEntryBytes + 1, 'a')).error().is(Errc::TooLarge));
+    EXPECT_TRUE(parse_job_entry("not an entry\n").error().is(Errc::Invalid));
+    EXPECT_TRUE(parse_job_entry("allot-job-entry 1\njob_id=x\n").error().is(Errc::Invalid));
+    JobEntry e;
+    e.job_id = 1;
+    e.uid = 1000;
+    e.node = "n1";
+    EXPECT_TRUE(write_job_entry("/proc/allot-no-such-dir", e).error().is(Errc::Io));
+}
+
 }  // namespace
