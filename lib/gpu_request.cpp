@@ -81,8 +81,8 @@ uint64_t ceil_div(uint64_t a, uint64_t b)
     return b ? (a + b - 1) / b : a;
 }
 
-// Per GPU type in one field: slurmctld keeps one record per (gres, type) and a
-// repeated entry overwrites its count.
+// Per GPU type in one field: slurmctld keeps one record per (gres, type) and
+// its TRES count for a repeated entry is the largest (total_gres = MAX(...)).
 struct TypedCounts {
     uint64_t untyped = 0;
     std::string types[16];
@@ -92,12 +92,12 @@ struct TypedCounts {
     bool set(const std::string& type, uint64_t count)
     {
         if (type.empty()) {
-            untyped = count;
+            untyped = std::max(untyped, count);
             return true;
         }
         for (size_t i = 0; i < size; ++i)
             if (types[i] == type) {
-                counts[i] = count;
+                counts[i] = std::max(counts[i], count);
                 return true;
             }
         if (size == 16) return false;

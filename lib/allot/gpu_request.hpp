@@ -26,7 +26,7 @@ namespace allot {
 inline constexpr uint64_t kMaxGpuCount = 1000000;
 
 // GPUs named in one TRES string, counted as slurmctld does: a repeated entry
-// of the same GPU type replaces the earlier one ("gpu:2,gpu:3" is 3),
+// of the same GPU type counts its largest count ("gpu:9,gpu:2" is 9),
 // different types add up ("gpu:a100:1,gpu:h100:2" is 3), and typed and
 // untyped entries name the same GPUs once (the larger of the two). 0 when it
 // names no GPU. Errors on malformed or absurd input.

@@ -74,9 +74,10 @@ TEST(CountGpus, NoGpuAndSaturation)
 
 TEST(GpusInTres, DuplicatesCountAsSlurmCountsThem)
 {
-    // slurmctld keeps one record per GPU type: a repeated entry replaces the earlier one.
+    // slurmctld keeps one record per GPU type; its TRES counts the largest entry.
     EXPECT_EQ(gpus_in_tres("gres:gpu:2,gres:gpu:3").value(), 3u);
-    EXPECT_EQ(gpus_in_tres("gres:gpu:h100:2,gres:gpu:h100:1").value(), 1u);
+    EXPECT_EQ(gpus_in_tres("gres:gpu:9,gres:gpu:2").value(), 9u);
+    EXPECT_EQ(gpus_in_tres("gres:gpu:h100:2,gres:gpu:h100:1").value(), 2u);
     // Typed and untyped name the same GPUs: counted once, the larger.
     EXPECT_EQ(gpus_in_tres("gres:gpu:2,gres:gpu:h100:1").value(), 2u);
     EXPECT_EQ(gpus_in_tres("gres:gpu:1,gres:gpu:h100:3").value(), 3u);

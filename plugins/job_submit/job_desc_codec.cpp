@@ -59,6 +59,16 @@ JobRequest to_request(const job_desc_msg_t& d, const std::string& account)
         job.gpus.tasks_per_node = d.ntasks_per_node;
     if (d.sockets_per_node != NO_VAL16 && d.sockets_per_node != 0)
         job.gpus.sockets_per_node = d.sockets_per_node;
+    if (d.max_nodes != NO_VAL && d.max_nodes != 0 && d.max_nodes != INFINITE)
+        job.gpus.max_nodes = d.max_nodes;
+    if (d.ntasks_per_socket != NO_VAL16 && d.ntasks_per_socket != 0)
+        job.gpus.tasks_per_socket = d.ntasks_per_socket;
+    if (d.cpus_per_task != NO_VAL16 && d.cpus_per_task != 0)
+        job.gpus.cpus_per_task = d.cpus_per_task;
+    if (d.ntasks_per_tres != NO_VAL16 && d.ntasks_per_tres != 0)
+        job.gpus.tasks_per_gpu = d.ntasks_per_tres;
+    job.gpus.exclusive = d.shared == JOB_SHARED_NONE;
+    if (d.het_job_offset != NO_VAL) job.het_component = d.het_job_offset;
     job.mem_set = d.pn_min_memory != NO_VAL64;
     job.mem_per_gpu_set = names_gpu(d.mem_per_tres);
     job.cpus_set = d.cpus_per_task != NO_VAL16;
@@ -66,12 +76,14 @@ JobRequest to_request(const job_desc_msg_t& d, const std::string& account)
     if (d.time_limit != NO_VAL)
         job.time_minutes = d.time_limit == INFINITE ? kUnlimitedMinutes : d.time_limit;
     job.signal_set = d.warn_signal != 0 && d.warn_signal != NO_VAL16;
+    job.requeue_set = d.requeue != NO_VAL16;
     job.requeue = d.requeue == 1;
     return job;
 }
 
 void apply_changes(const JobChanges& c, job_desc_msg_t& d)
 {
+    if (c.account) replace_string(&d.account, *c.account);
     if (c.qos) replace_string(&d.qos, *c.qos);
     if (c.time_minutes)
         d.time_limit = *c.time_minutes == kUnlimitedMinutes ? INFINITE : *c.time_minutes;
@@ -89,14 +101,14 @@ void apply_changes(const JobChanges& c, job_desc_msg_t& d)
 
 int rejection_code(const Decision& decision)
 {
-    switch (decision.rule) {
-        case Rule::ZeroGpuAccount: return ESLURM_INVALID_ACCOUNT;
-        case Rule::Walltime: return ESLURM_INVALID_TIME_LIMIT;
-        case Rule::GpuCap: return ESLURM_ACCOUNTING_POLICY;
-        case Rule::ForeignQos: return ESLURM_INVALID_QOS;
-        case Rule::BadGpuRequest: return ESLURM_INVALID_GRES;
-        case Rule::None: break;
-    }
+    using policy::Errc;
+    const Error& e = decision.error;
+    if (e.is(Errc::ZeroGpuAccount)) return ESLURM_INVALID_ACCOUNT;
+    if (e.is(Errc::Walltime)) return ESLURM_INVALID_TIME_LIMIT;
+    if (e.is(Errc::GpuCap)) return ESLURM_ACCOUNTING_POLICY;
+    if (e.is(Errc::ForeignQos)) return ESLURM_INVALID_QOS;
+    if (e.is(Errc::BadGpuRequest)) return ESLURM_INVALID_GRES;
+    if (e.is(Errc::SpotRequeue)) return ESLURM_ACCESS_DENIED;
     return SLURM_ERROR;
 }
 

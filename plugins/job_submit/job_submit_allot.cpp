@@ -7,13 +7,17 @@
 // configuration changes (`scontrol reconfigure` bumps slurm_conf.last_update).
 // Caps come from slurmctld's QOS cache (slurm_limits.cpp).
 #include <cstdlib>
+#include <cstring>
 #include <memory>
 #include <mutex>
+#include <string>
+#include <vector>
 
 #include "allot/abi_guard.hpp"
 #include "allot/config.hpp"
 #include "compat/slurmctld.hpp"
 #include "job_desc_codec.hpp"
+#include "node_table.hpp"
 #include "slurm_limits.hpp"
 
 extern "C" {
@@ -25,11 +29,18 @@ ALLOT_EXPORT extern const uint32_t plugin_version = SLURM_VERSION_NUMBER;
 namespace {
 
 using allot::Config;
+using allot::NodeShape;
+
+// What a (re)configure loads: allot.yaml and the governed partition's node shape.
+struct Loaded {
+    Config config;
+    NodeShape shape;
+};
 
 // Heap-allocated in init() so the .so has no static objects with destructors.
 struct PluginState {
     std::mutex reload_mutex;
-    std::shared_ptr<const Config> config;
+    std::shared_ptr<const Loaded> loaded;
     time_t conf_stamp = 0;
 };
 PluginState* g_state = nullptr;
@@ -45,23 +56,46 @@ const char* config_path()
     return env && *env ? env : allot::kDefaultConfigPath;
 }
 
-// Loads the config; on failure keeps the previous one (if any) and says why.
+// Said once per (re)configure, not on every job: a per-GPU default a node cannot give.
+void log_clamped_defaults(const Config& config, const NodeShape& shape)
+{
+    const auto& c = config.cluster;
+    if (c.mem_per_gpu_mb && shape.mem_per_gpu_mb && c.mem_per_gpu_mb > shape.mem_per_gpu_mb)
+        slurm_info(
+            "allot: cluster.mem_per_gpu (%llu MB) is more than a node of partition '%s' "
+            "has per GPU; GPU jobs get %llu MB per GPU",
+            static_cast<unsigned long long>(c.mem_per_gpu_mb), c.partition.c_str(),
+            static_cast<unsigned long long>(shape.mem_per_gpu_mb));
+    if (c.cpus_per_gpu && shape.cpus_per_gpu && c.cpus_per_gpu > shape.cpus_per_gpu)
+        slurm_info(
+            "allot: cluster.cpus_per_gpu (%u) is more than a node of partition '%s' has "
+            "per GPU; GPU jobs get %u CPUs per GPU",
+            static_cast<unsigned>(c.cpus_per_gpu), c.partition.c_str(),
+            static_cast<unsigned>(shape.cpus_per_gpu));
+}
+
+// Loads the config and the node shape; on a config error keeps the previous state (if any).
 bool reload_config(PluginState& state)
 {
     auto load = allot::load_config(config_path());
     if (!load.ok()) {
         for (const auto& line : load.errors.lines) slurm_error("allot: %s", line.c_str());
-        slurm_error("allot: %s", state.config ? "keeping the previous configuration"
+        slurm_error("allot: %s", state.loaded ? "keeping the previous configuration"
                                               : "no valid configuration; refusing to start");
         return false;
     }
-    std::atomic_store(&state.config, std::shared_ptr<const Config>(
-                                         std::make_shared<Config>(std::move(*load.config))));
-    slurm_info("allot: loaded %s (%zu teams)", config_path(), state.config->teams.size());
+    auto loaded = std::make_shared<Loaded>();
+    loaded->config = std::move(*load.config);
+    if (slurm_conf.slurm_conf)
+        loaded->shape = allot::job_submit::read_node_shape(slurm_conf.slurm_conf,
+                                                           loaded->config.cluster.partition);
+    log_clamped_defaults(loaded->config, loaded->shape);
+    std::atomic_store(&state.loaded, std::shared_ptr<const Loaded>(std::move(loaded)));
+    slurm_info("allot: loaded %s (%zu teams)", config_path(), state.loaded->config.teams.size());
     return true;
 }
 
-std::shared_ptr<const Config> current_config()
+std::shared_ptr<const Loaded> current()
 {
     if (!g_state) return nullptr;
     if (slurm_conf.last_update != g_state->conf_stamp) {
@@ -71,12 +105,102 @@ std::shared_ptr<const Config> current_config()
             g_state->conf_stamp = slurm_conf.last_update;
         }
     }
-    return std::atomic_load(&g_state->config);
+    return std::atomic_load(&g_state->loaded);
 }
 
 bool is_operator(uint32_t uid)
 {
     return uid == 0 || validate_operator(uid);
+}
+
+std::vector<std::string> team_accounts(const Config& config)
+{
+    std::vector<std::string> out;
+    for (const auto& team : config.teams) out.push_back(allot::lower(team.account));
+    return out;
+}
+
+// The teams a user could charge instead, only looked up when the rule needs them.
+void add_user_teams(allot::JobRequest& request, const Config& config)
+{
+    if (allot::lower(request.account) != allot::lower(config.cluster.default_account)) return;
+    request.user_teams = allot::job_submit::user_team_accounts(request.uid, team_accounts(config));
+}
+
+// The components of one heterogeneous job reach job_submit one after another
+// in the same slurmctld thread (proc_req.c validates them in one loop), so a
+// per-thread tally is the job's sum; offset 0 starts a new job. Trivially
+// destructible, as a thread_local in a plugin must be.
+struct HetTally {
+    struct Entry {
+        char key[160];
+        uint64_t gpus;
+    } entries[16];
+    size_t size = 0;
+
+    void reset() { size = 0; }
+    uint64_t gpus(const std::string& key) const
+    {
+        for (size_t i = 0; i < size; ++i)
+            if (key == entries[i].key) return entries[i].gpus;
+        return 0;
+    }
+    void add(const std::string& key, uint64_t gpus)
+    {
+        for (size_t i = 0; i < size; ++i)
+            if (key == entries[i].key) {
+                entries[i].gpus += gpus;
+                return;
+            }
+        if (size == 16 || key.size() >= sizeof entries[0].key) return;
+        std::memcpy(entries[size].key, key.c_str(), key.size() + 1);
+        entries[size++].gpus = gpus;
+    }
+};
+thread_local HetTally t_het;
+
+std::string tally_key(const allot::Decision& d, const allot::JobRequest& request)
+{
+    return d.qos + "/" + allot::lower(request.account);
+}
+
+allot::Decision decide_new_job(allot::JobRequest& request, const Loaded& loaded)
+{
+    const allot::job_submit::SlurmLimits limits(loaded.shape);
+    if (!request.het_component) return allot::decide_submit(request, loaded.config, limits);
+    if (*request.het_component == 0) t_het.reset();
+    auto decision = allot::decide_submit(request, loaded.config, limits);
+    if (decision.accepted && !decision.qos.empty()) {
+        const auto key = tally_key(decision, request);
+        if (const uint64_t before = t_het.gpus(key)) {
+            request.het_gpus_before = before;
+            decision = allot::decide_submit(request, loaded.config, limits);
+        }
+        if (decision.accepted) t_het.add(key, decision.gpus);
+    }
+    return decision;
+}
+
+// One debug line per decision (`scontrol setdebug debug`), what the lab's differential
+// test compares with slurmctld's own record of the job.
+void log_decision(const job_desc_msg_t& desc, const allot::JobRequest& request,
+                  const allot::Decision& d)
+{
+    const auto& c = d.changes;
+    const std::string time = c.time_minutes         ? std::to_string(*c.time_minutes)
+                             : request.time_minutes ? std::to_string(*request.time_minutes)
+                                                    : "none";
+    const char* requeue = c.set_requeue          ? "1"
+                          : !request.requeue_set ? "default"
+                          : request.requeue      ? "1"
+                                                 : "0";
+    slurm_debug(
+        "allot: decided job '%s' of uid %u: accepted=%d gpus=%llu tier=%s qos=%s "
+        "account=%s time=%s requeue=%s",
+        desc.name ? desc.name : "", request.uid, d.accepted ? 1 : 0,
+        static_cast<unsigned long long>(d.gpus), allot::tier_name(d.tier),
+        c.qos ? c.qos->c_str() : request.qos.c_str(),
+        c.account ? c.account->c_str() : request.account.c_str(), time.c_str(), requeue);
 }
 
 }  // namespace
@@ -103,14 +227,15 @@ extern "C" ALLOT_EXPORT int job_submit(job_desc_msg_t* desc, uint32_t submit_uid
                                        char** err_msg) noexcept
 {
     return allot::abi_guard(log_exception, SLURM_ERROR, [&] {
-        const auto config = current_config();
-        if (!desc || !config) return SLURM_SUCCESS;
+        const auto loaded = current();
+        if (!desc || !loaded) return SLURM_SUCCESS;
         const std::string account = desc->account && *desc->account
                                         ? std::string(desc->account)
                                         : allot::job_submit::default_account(desc->user_id);
-        const auto request = allot::job_submit::to_request(*desc, account);
-        const auto decision =
-            allot::decide_submit(request, *config, allot::job_submit::SlurmLimits());
+        auto request = allot::job_submit::to_request(*desc, account);
+        add_user_teams(request, loaded->config);
+        const auto decision = decide_new_job(request, *loaded);
+        log_decision(*desc, request, decision);
         if (!decision.accepted) {
             slurm_info("allot: rejected job from uid %u: %s", submit_uid, decision.message.c_str());
             if (err_msg) *err_msg = slurm_xstrdup(decision.message.c_str());
@@ -125,8 +250,8 @@ namespace {
 
 int modify(job_desc_msg_t* desc, job_record_t* job_ptr, uint32_t submit_uid, char** err_msg)
 {
-    const auto config = current_config();
-    if (!desc || !job_ptr || !config || is_operator(submit_uid)) return SLURM_SUCCESS;
+    const auto loaded = current();
+    if (!desc || !job_ptr || !loaded || is_operator(submit_uid)) return SLURM_SUCCESS;
     // The only way to read the job's current QOS/account/limits without slurmctld's
     // private headers; it also reads the job's script from StateSaveLocation, a cost
     // paid on `scontrol update` only, never on submission.
@@ -135,10 +260,16 @@ int modify(job_desc_msg_t* desc, job_record_t* job_ptr, uint32_t submit_uid, cha
     job_desc_msg_t* current_desc = owner.get();
     if (!current_desc) return SLURM_SUCCESS;
     const std::string account = current_desc->account ? current_desc->account : "";
-    const auto current = allot::job_submit::to_request(*current_desc, account);
-    const auto update = allot::job_submit::to_request(*desc, desc->account ? desc->account : "");
-    const auto decision =
-        allot::decide_modify(current, update, *config, allot::job_submit::SlurmLimits());
+    auto current_job = allot::job_submit::to_request(*current_desc, account);
+    auto update = allot::job_submit::to_request(*desc, desc->account ? desc->account : "");
+    update.uid = current_job.uid;
+    // Neither the copied record nor an update message carries a het offset (both read 0).
+    current_job.het_component.reset();
+    update.het_component.reset();
+    current_job.user_teams =
+        allot::job_submit::user_team_accounts(current_job.uid, team_accounts(loaded->config));
+    const auto decision = allot::decide_modify(current_job, update, loaded->config,
+                                               allot::job_submit::SlurmLimits(loaded->shape));
     if (!decision.accepted) {
         slurm_info("allot: refused update of job %u from uid %u: %s", current_desc->job_id,
                    submit_uid, decision.message.c_str());

@@ -1,6 +1,7 @@
 // slurm_limits.cpp - reading caps from slurmctld's assoc_mgr (see slurm_limits.hpp).
 #include "slurm_limits.hpp"
 
+#include <algorithm>
 #include <cstring>
 
 #include "allot/units.hpp"
@@ -25,6 +26,22 @@ public:
     ~CacheReadLock() { assoc_mgr_unlock(&locks_); }
     CacheReadLock(const CacheReadLock&) = delete;
     CacheReadLock& operator=(const CacheReadLock&) = delete;
+
+private:
+    allot_assoc_mgr_lock_t locks_{};
+};
+
+// Holds assoc_mgr's association read lock while the association list is walked.
+class AssocReadLock {
+public:
+    AssocReadLock()
+    {
+        locks_.assoc = ALLOT_READ_LOCK;
+        assoc_mgr_lock(&locks_);
+    }
+    ~AssocReadLock() { assoc_mgr_unlock(&locks_); }
+    AssocReadLock(const AssocReadLock&) = delete;
+    AssocReadLock& operator=(const AssocReadLock&) = delete;
 
 private:
     allot_assoc_mgr_lock_t locks_{};
@@ -84,6 +101,23 @@ std::optional<QosLimits> SlurmLimits::qos(std::string_view name) const
     if (found->max_wall_pj != NO_VAL && found->max_wall_pj != INFINITE)
         limits.max_wall_minutes = found->max_wall_pj;
     return limits;
+}
+
+std::vector<std::string> user_team_accounts(uint32_t uid,
+                                            const std::vector<std::string>& team_accounts)
+{
+    std::vector<std::string> found;
+    AssocReadLock lock;
+    if (!assoc_mgr_assoc_list) return found;
+    auto* it = slurm_list_iterator_create(assoc_mgr_assoc_list);
+    while (auto* assoc = static_cast<slurmdb_assoc_rec_t*>(slurm_list_next(it))) {
+        if (assoc->uid != uid || !assoc->acct) continue;
+        for (const auto& team : team_accounts)
+            if (team == assoc->acct && std::find(found.begin(), found.end(), team) == found.end())
+                found.push_back(team);
+    }
+    slurm_list_iterator_destroy(it);
+    return found;
 }
 
 std::string default_account(uint32_t uid)

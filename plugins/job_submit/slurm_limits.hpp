@@ -7,6 +7,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "allot/policy.hpp"
 
@@ -14,11 +15,21 @@ namespace allot::job_submit {
 
 class SlurmLimits : public LimitsView {
 public:
+    explicit SlurmLimits(NodeShape shape = {}) : shape_(shape) {}
     std::optional<QosLimits> qos(std::string_view name) const override;
+    NodeShape node_shape() const override { return shape_; }
+
+private:
+    NodeShape shape_;  // read from slurmctld's node table at (re)configure
 };
 
 // The user's default account from the association cache, or "" if unknown.
 std::string default_account(uint32_t uid);
+
+// The accounts among `team_accounts` in which user `uid` has an association,
+// from the association cache (for the default-account message).
+std::vector<std::string> user_team_accounts(uint32_t uid,
+                                            const std::vector<std::string>& team_accounts);
 
 // Parses a cache TRES string ("1=16,2=64000,1001=8") for the count of TRES `id`.
 std::optional<uint64_t> tres_count(const char* tres, uint32_t id);

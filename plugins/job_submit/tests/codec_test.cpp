@@ -94,12 +94,44 @@ TEST(Codec, RejectionCodesNameTheRule)
 {
     Decision d;
     d.accepted = false;
-    d.rule = Rule::ZeroGpuAccount;
-    EXPECT_EQ(rejection_code(d), ESLURM_INVALID_ACCOUNT);
-    d.rule = Rule::Walltime;
-    EXPECT_EQ(rejection_code(d), ESLURM_INVALID_TIME_LIMIT);
-    d.rule = Rule::GpuCap;
-    EXPECT_EQ(rejection_code(d), ESLURM_ACCOUNTING_POLICY);
+    const struct {
+        policy::Errc code;
+        int slurm;
+    } cases[] = {{policy::Errc::ZeroGpuAccount, ESLURM_INVALID_ACCOUNT},
+                 {policy::Errc::Walltime, ESLURM_INVALID_TIME_LIMIT},
+                 {policy::Errc::GpuCap, ESLURM_ACCOUNTING_POLICY},
+                 {policy::Errc::ForeignQos, ESLURM_INVALID_QOS},
+                 {policy::Errc::BadGpuRequest, ESLURM_INVALID_GRES},
+                 {policy::Errc::SpotRequeue, ESLURM_ACCESS_DENIED}};
+    for (const auto& c : cases) {
+        d.error = Error(c.code, "x");
+        EXPECT_EQ(rejection_code(d), c.slurm);
+    }
+}
+
+TEST(Codec, ReadsEveryFieldThatCanImplyGpus)
+{
+    job_desc_msg_t desc;
+    slurm_init_job_desc_msg(&desc);
+    desc.max_nodes = 4;
+    desc.ntasks_per_tres = 2;
+    desc.num_tasks = 6;
+    desc.shared = JOB_SHARED_NONE;
+    desc.het_job_offset = 1;
+    desc.requeue = 0;
+    const auto job = to_request(desc, "team-a");
+    EXPECT_EQ(job.gpus.max_nodes, 4u);
+    EXPECT_EQ(job.gpus.tasks_per_gpu, 2u);
+    EXPECT_TRUE(job.gpus.exclusive);
+    EXPECT_EQ(job.het_component, 1u);
+    EXPECT_TRUE(job.requeue_set);
+    EXPECT_FALSE(job.requeue);
+    slurm_init_job_desc_msg(&desc);
+    desc.het_job_offset = NO_VAL;  // as slurmctld sets it for a job that is not heterogeneous
+    const auto plain = to_request(desc, "team-a");
+    EXPECT_FALSE(plain.gpus.exclusive);
+    EXPECT_FALSE(plain.het_component);
+    EXPECT_FALSE(plain.requeue_set);
 }
 
 TEST(TresCount, ParsesCacheStrings)

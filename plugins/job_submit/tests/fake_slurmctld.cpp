@@ -52,6 +52,7 @@ extern "C" {
 void* acct_db_conn = nullptr;
 uint16_t accounting_enforce = 0x3f;
 slurmdb_tres_rec_t** assoc_mgr_tres_array = tres_array_storage;
+struct xlist* assoc_mgr_assoc_list = nullptr;  // no associations: user_teams stays empty
 
 void assoc_mgr_lock(allot_assoc_mgr_lock_t*)
 {

@@ -1,0 +1,141 @@
+#!/bin/bash
+# lab-differential.sh - allot's decisions against slurmctld's own record, on random requests.
+#
+# Generates request forms from every field that can ask for GPUs, nodes, tasks, tier,
+# account, time and requeue (seeded: DIFF_SEED, bounded: DIFF_CASES, default 200), submits
+# each held with sbatch, and compares what allot decided (its debug line "allot: decided
+# job '<name>' ...", under `scontrol setdebug debug`) with what slurmctld records for the job
+# (`scontrol show job`): GPUs, QOS, Account, TimeLimit and Requeue. A form allot rejects
+# over a cap is submitted again in the uncapped spot tier, so its GPU count is checked too.
+# Any mismatch is a failure; each one prints the form to replay it.
+#
+# slurmctld's GPUs for a job: the gres/gpu of its TRES; for a node range, its GPUs per node
+# at the range's top; for a whole-node (--exclusive, OverSubscribe=NO) job, every GPU of
+# every node it holds (slurmctld's node table); nodes as slurmctld records them, at least
+# tasks / ntasks-per-node rounded up. The pending TRES counts a range at its bottom, an
+# exclusive job without its GPUs and a task-spread job on its estimated nodes; these are
+# what the job holds once it runs.
+set -u
+HERE=$(cd "$(dirname "$0")" && pwd)
+# shellcheck disable=SC1091
+. "$HERE/../../../tests/lab/lab-lib.sh"
+lab_test_start diff
+# shellcheck disable=SC1091
+. "$HERE/lab-policy-lib.sh"
+policy_lab_begin
+
+SEED=${DIFF_SEED:-12}
+CASES=${DIFF_CASES:-200}
+RANDOM=$SEED
+note "seed $SEED, $CASES cases (DIFF_SEED=$SEED DIFF_CASES=$CASES to replay)"
+scontrol setdebug debug
+NODE_GPUS=$(scontrol show node n1 | tr ' ' '\n' | sed -n 's/^Gres=gpu:\([0-9]*\).*/\1/p')
+
+pick() { local a=("$@"); echo "${a[RANDOM % ${#a[@]}]}"; }
+
+# One random form: GPU fields, node/task shape, tier, account spelling, time, requeue.
+random_form() {
+    local f=() n
+    case $((RANDOM % 9)) in
+        0) f+=(--gpus="$((RANDOM % 10 + 1))") ;;
+        1) f+=(--gres=gpu:"$((RANDOM % 5 + 1))") ;;
+        2) f+=(--gres="gpu:$((RANDOM % 4 + 1)),gpu:$((RANDOM % 4 + 1))") ;;
+        3) f+=(--gpus-per-node="$((RANDOM % 4 + 1))" -N "$(pick 1 2 1-2)") ;;
+        4) f+=(--gpus-per-task=1 -n "$((RANDOM % 10 + 1))") ;;
+        5) f+=(--gpus-per-task=1 --ntasks-per-node="$((RANDOM % 3 + 1))" -N "$(pick 1 2)") ;;
+        6) n=$((RANDOM % 3 + 1)); f+=(--ntasks-per-gpu="$n" -n "$((n * (RANDOM % 5 + 1)))") ;;
+        7) f+=(--exclusive -N "$(pick 1 2)") ;;
+        8) f+=(--gres=gpu:1 -n "$((RANDOM % 30 + 1))" $(pick "" --ntasks-per-node=8 --ntasks-per-node=16)) ;;
+    esac
+    case $((RANDOM % 6)) in
+        0) f+=(--qos=general) ;; 1) f+=(--qos=spot) ;; 2) f+=(--qos=SPOT) ;;
+        3) f+=(--qos=team-a) ;; *) ;;
+    esac
+    case $((RANDOM % 4)) in 0) f+=(-A team-a) ;; 1) f+=(-A TEAM-A) ;; *) ;; esac
+    case $((RANDOM % 4)) in 0) f+=(-t "$(pick 30 2:00:00 1-00:00:00)") ;; *) ;; esac
+    case $((RANDOM % 4)) in 0) f+=(--requeue) ;; 1) f+=(--no-requeue) ;; *) ;; esac
+    echo "${f[@]}"
+}
+
+minutes() { # scontrol's TimeLimit -> minutes (UNLIMITED stays)
+    local t=$1 d=0 h m s
+    [ "$t" = UNLIMITED ] && { echo UNLIMITED; return; }
+    [[ "$t" == *-* ]] && { d=${t%%-*}; t=${t#*-}; }
+    IFS=: read -r h m s <<<"$t"
+    echo $(( (10#$d * 24 + 10#$h) * 60 + 10#$m ))
+}
+
+gpus_of_tres() { printf '%s' "$1" | tr ',' '\n' | sed -n 's/^\(gres[:/]\)\{0,1\}gpu:\([0-9]*\)$/\2/p' | sort -n | tail -1; }
+
+# slurmctld's GPUs for the job (see the header).
+ctld_gpus() {
+    local j=$1 rec nodes top per g tasks tpn
+    rec=$(scontrol show job "$j" | tr ' ' '\n')
+    g=$(tres_gpus "$j")
+    nodes=$(sed -n 's/^NumNodes=//p' <<<"$rec")
+    top=${nodes#*-}
+    # The pending estimate floors tasks / ntasks-per-node; the running job holds the ceiling
+    # (13 tasks at 8 per node run on 2 nodes with 2 GPUs).
+    tasks=$(sed -n 's/^NumTasks=//p' <<<"$rec")
+    tpn=$(sed -n 's/^NtasksPerN:B:S:C=\([0-9]*\):.*/\1/p' <<<"$rec")
+    if [ -n "$tpn" ] && [ "$tpn" -gt 0 ] && [ -n "$tasks" ] && [ "$tasks" -gt 0 ] &&
+        [ $(( (tasks + tpn - 1) / tpn )) -gt "$top" ]; then
+        top=$(( (tasks + tpn - 1) / tpn ))
+    fi
+    per=$(gpus_of_tres "$(sed -n 's/^TresPerNode=//p' <<<"$rec")")
+    [ -n "$per" ] && [ $((per * top)) -gt "$g" ] && g=$((per * top))
+    if grep -qx 'OverSubscribe=NO' <<<"$rec" && [ $((NODE_GPUS * top)) -gt "$g" ]; then
+        g=$((NODE_GPUS * top))
+    fi
+    echo "$g"
+}
+
+decision_of() { grep "allot: decided job '$1' " "$LAB/log/slurmctld.log" | tail -1; }
+field_of() { sed -n "s/.* $2=\([^ ]*\).*/\1/p" <<<"$1"; }
+
+compared=0 mismatches=0 slurm_refused=0 allot_refused=0
+for i in $(seq 1 "$CASES"); do
+    read -r -a form <<<"$(random_form)"
+    name="diff-$SEED-$i"
+    r=$(submit alice --hold -J "$name" "${form[@]}" --wrap true)
+    d=$(decision_of "$name")
+    if [[ "$r" != OK* ]]; then
+        if [[ "$r" == *"allot: "*"asks for "* ]]; then
+            allot_refused=$((allot_refused + 1))
+            said=$(sed -n 's/.*asks for \([0-9]*\) GPU.*/\1/p' <<<"$r" | head -1)
+            name="$name-spot"
+            r=$(submit alice --hold -J "$name" "${form[@]}" --qos=spot -t 60 --wrap true)
+            [[ "$r" == OK* ]] || { slurm_refused=$((slurm_refused + 1)); continue; }
+            j=$(jobid "$r"); d=$(decision_of "$name")
+            if [ "$said" != "$(field_of "$d" gpus)" ] || [ "$said" != "$(ctld_gpus "$j")" ]; then
+                mismatches=$((mismatches + 1))
+                fail "case $i: ${form[*]}" "allot said $said GPUs, decided $(field_of "$d" gpus) in spot; slurmctld: $(ctld_gpus "$j")"
+            fi
+        elif [[ "$r" == *"allot: "* ]]; then
+            allot_refused=$((allot_refused + 1))  # a walltime above the tier's maximum
+        else
+            slurm_refused=$((slurm_refused + 1))  # sbatch or slurmctld refused the form itself
+        fi
+        continue
+    fi
+    j=$(jobid "$r")
+    compared=$((compared + 1))
+    want_time=$(field_of "$d" time); [ "$want_time" = none ] && want_time=UNLIMITED
+    [ "$want_time" = 4294967294 ] && want_time=UNLIMITED
+    want_requeue=$(field_of "$d" requeue); [ "$want_requeue" = default ] && want_requeue=1
+    got="gpus=$(ctld_gpus "$j") qos=$(job_field "$j" QOS) account=$(job_field "$j" Account) time=$(minutes "$(job_field "$j" TimeLimit)") requeue=$(job_field "$j" Requeue)"
+    want="gpus=$(field_of "$d" gpus) qos=$(field_of "$d" qos) account=$(field_of "$d" account) time=$want_time requeue=$want_requeue"
+    if [ "$got" != "$want" ]; then
+        mismatches=$((mismatches + 1))
+        fail "case $i: ${form[*]}" "allot decided: $want
+slurmctld has: $got"
+    fi
+    scancel "$j" 2>/dev/null
+done
+note "$compared accepted forms compared, $allot_refused refused by allot (GPU counts checked in spot), $slurm_refused refused by Slurm itself"
+expect_eq "every decision matches slurmctld's record" "$mismatches" 0
+check "most forms were compared, not refused" test "$compared" -ge $((CASES / 2))
+scontrol setdebug info
+
+policy_lab_end
+finish
