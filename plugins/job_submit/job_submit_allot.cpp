@@ -6,8 +6,10 @@
 // config is parsed at init() and again only when slurmctld's own
 // configuration changes (`scontrol reconfigure` bumps slurm_conf.last_update).
 // Caps come from slurmctld's QOS cache (slurm_limits.cpp).
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -41,7 +43,8 @@ struct Loaded {
 struct PluginState {
     std::mutex reload_mutex;
     std::shared_ptr<const Loaded> loaded;
-    time_t conf_stamp = 0;
+    std::atomic<time_t> conf_stamp{0};  // slurm_conf.last_update when we last loaded
+    std::atomic<time_t> loaded_at{0};   // when we last loaded (time(), seconds)
 };
 PluginState* g_state = nullptr;
 
@@ -95,14 +98,25 @@ bool reload_config(PluginState& state)
     return true;
 }
 
+// last_update has a resolution of one second: a second reconfigure within the
+// second we loaded in leaves it unchanged. So a load made in the same second as
+// the reconfigure it follows is made once more after that second has passed.
+bool reload_due(const PluginState& state, time_t now)
+{
+    const time_t update = slurm_conf.last_update;
+    return update != state.conf_stamp || (state.loaded_at <= update && now > state.loaded_at);
+}
+
 std::shared_ptr<const Loaded> current()
 {
     if (!g_state) return nullptr;
-    if (slurm_conf.last_update != g_state->conf_stamp) {
+    const time_t now = time(nullptr);
+    if (reload_due(*g_state, now)) {
         std::lock_guard<std::mutex> guard(g_state->reload_mutex);
-        if (slurm_conf.last_update != g_state->conf_stamp) {
-            reload_config(*g_state);
+        if (reload_due(*g_state, now)) {
             g_state->conf_stamp = slurm_conf.last_update;
+            g_state->loaded_at = now;
+            reload_config(*g_state);
         }
     }
     return std::atomic_load(&g_state->loaded);
@@ -211,6 +225,7 @@ extern "C" ALLOT_EXPORT int init(void) noexcept
         auto state = std::make_unique<PluginState>();
         if (!reload_config(*state)) return SLURM_ERROR;
         state->conf_stamp = slurm_conf.last_update;
+        state->loaded_at = time(nullptr);
         g_state = state.release();
         return SLURM_SUCCESS;
     });
