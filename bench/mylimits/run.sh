@@ -1,19 +1,21 @@
 #!/bin/bash
-# run.sh - mylimits' wall time with 10,000 jobs in the queue, next to the shell recipe it
-# replaces (sacctmgr show assoc + sacctmgr show qos + squeue -u + quota), in one lab run.
+# run.sh - mylimits' wall time with 10,000 jobs in the queue, next to the shell recipe a
+# careful site would write instead (slurmctld's association cache via one
+# `scontrol show assoc_mgr`, not slurmdbd round trips; squeue -u; quota), in one lab run.
 #
 # Phase 1: 10,000 held jobs of other users (carol, dave) + a few of alice's own; phase 2:
 # alice herself has 10,000 queued jobs (the worst case for mylimits: it fetches and sorts
 # all of them). Each command runs ROUNDS times as alice (runuser, same for both, its own
 # cost is printed), interleaved; medians are compared. Needs root and a built tree.
-#   ROUNDS=15 JOBS=10000 bench/mylimits/run.sh
+# Usage: bench/mylimits/run.sh [BUILD_DIR]      (ROUNDS=15 JOBS=10000)
 set -eu
-HERE=$(cd "$(dirname "$0")" && pwd)
-TOP=$(cd "$HERE/../.." && pwd)
-BUILD=${ALLOT_TOP_BUILDDIR:-$TOP}
+# shellcheck disable=SC1091
+. "$(cd "$(dirname "$0")" && pwd)/../bench-lib.sh" "$@"
+HERE=$TOP/bench/mylimits
 M=${MYLIMITS_BIN:-$BUILD/mylimits/mylimits}
 JOBS=${JOBS:-10000} ROUNDS=${ROUNDS:-15}
-export LAB=${LAB:-/tmp/allot-bench-mylimits} LAB_PORT_BASE=${LAB_PORT_BASE:-17650}
+export LAB=/tmp/allot-bench-mylimits.$$
+unset LAB_PORT_BASE
 export ALLOT_CONFIG=$TOP/tests/lab/allot-lab.yaml LAB_JOB_SUBMIT=""
 [ -x "$M" ] || { echo "build mylimits first ($M)"; exit 1; }
 cleanup() {
@@ -25,7 +27,7 @@ cleanup() {
     fi
     "$TOP/tests/lab/lab-down.sh" >/dev/null 2>&1
 }
-trap cleanup EXIT
+on_exit cleanup
 "$TOP/tests/lab/lab-up.sh" >/dev/null
 . "$TOP/tests/lab/lab-lib.sh"
 "$TOP/tests/lab/lab-accounts.sh"
@@ -43,15 +45,13 @@ time_as_alice() { # prints milliseconds of one run of "$@" as alice
     t1=$(date +%s%N)
     echo $(( (t1 - t0) / 1000000 ))
 }
-recipe() { # the commands a user runs by hand today, one after the other
-    sacctmgr -n show assoc user=alice format=account,qos%40,grptres%30,maxtres%30 >/dev/null
-    sacctmgr -n show qos format=name,grptres%30,maxtrespa%30,maxwall,preempt%30 >/dev/null
+recipe() { # what a careful site runs instead: limits and usage from slurmctld's cache
+    scontrol -o show assoc_mgr users=alice flags=assoc,qos >/dev/null
     squeue -u alice -o '%.10i %.9q %.9a %.8T %.20r %b' >/dev/null
     [ -z "$QUOTA" ] || "$QUOTA" -u alice >/dev/null 2>&1 || true
 }
 export -f recipe
 export QUOTA
-median() { sort -n | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
 
 measure() { # measure <label>
     local m=() r=() b=() i
@@ -67,8 +67,9 @@ measure() { # measure <label>
     mm=$(printf '%s\n' "${m[@]}" | median); rm=$(printf '%s\n' "${r[@]}" | median)
     bm=$(printf '%s\n' "${b[@]}" | median)
     mq=$(for i in 1 2 3; do time_as_alice "$M"; done | median)
-    printf '%-44s mylimits %5s ms (with quota %s ms)  recipe %5s ms  runuser %3s ms  recipe/mylimits %.1fx\n' \
-        "$1" "$mm" "$mq" "$rm" "$bm" "$(echo "$rm / $mm" | bc -l)"
+    LAST_RATIO=$(ratio "$rm" "$mm")
+    printf '%-44s mylimits %5s ms (with quota %s ms)  recipe %5s ms  runuser %3s ms  recipe/mylimits %sx\n' \
+        "$1" "$mm" "$mq" "$rm" "$bm" "$LAST_RATIO"
     printf '  mylimits runs: %s\n  recipe runs:   %s\n' "${m[*]}" "${r[*]}"
     [ "$mm" -lt 300 ] && echo "  goal < 300 ms: met" || echo "  goal < 300 ms: NOT met"
 }
@@ -84,8 +85,13 @@ sleep 2
 echo "# squeue: $(squeue -h | wc -l) jobs in the queue"
 runuser -u alice -- env SLURM_CONF="$SLURM_CONF" ALLOT_CONFIG="$ALLOT_CONFIG" MYLIMITS_TRACE=1 "$M" --no-quota 2>&1 >/dev/null | sed 's/^/  /'
 measure "10,000 queued jobs of others"
+others=$LAST_RATIO
 
 echo "# queue: + $JOBS held jobs of alice herself"
 as alice "$LAB/submit_held" "$JOBS" 2 team-a general 1
 echo "# squeue: $(squeue -h | wc -l) jobs in the queue, $(squeue -h -u alice | wc -l) of alice"
 measure "10,000 of alice's own jobs queued too"
+own=$LAST_RATIO
+worst=$(LC_ALL=C awk -v a="$others" -v b="$own" 'BEGIN { print (a < b ? a : b) }')
+result mylimits recipe_over_mylimits="$worst" recipe_over_mylimits_others="$others" \
+    recipe_over_mylimits_own="$own" jobs="$JOBS"

@@ -3,18 +3,19 @@
 # (TLS, SQLite) vs an in-memory Node.js peer (peer.mjs), both driven by wrk on
 # loopback in the same run. Prints requests/s and the ratio.
 #
-# usage: bench/scim-serve/run.sh [BUILD_DIR]   (default /work/build/scimd; needs
-#        BUILD_DIR/scim/allot-scimd, wrk, node, openssl, python3)
-# knobs: DURATION (10s), CONNECTIONS (32), THREADS (2), PORT (17420), PEER_PORT (17421)
+# usage: bench/scim-serve/run.sh [BUILD_DIR]   (needs BUILD_DIR/scim/allot-scimd, wrk, node,
+#        openssl, python3, jq); ends with RESULT scim-serve min_allot_over_peer=...
+# knobs: DURATION (10s), CONNECTIONS (32), THREADS (2); ports are picked free.
 set -eu
-HERE=$(cd "$(dirname "$0")" && pwd)
-BUILD=${1:-/work/build/scimd}
+# shellcheck disable=SC1091
+. "$(cd "$(dirname "$0")" && pwd)/../bench-lib.sh" "$@"
+HERE=$TOP/bench/scim-serve
 SCIMD=$BUILD/scim/allot-scimd
+[ -x "$SCIMD" ] || { echo "build allot-scimd first ($SCIMD)"; exit 1; }
 DURATION=${DURATION:-10s} CONNECTIONS=${CONNECTIONS:-32} THREADS=${THREADS:-2}
-PORT=${PORT:-17420} PEER_PORT=${PEER_PORT:-17421}
-T=$(mktemp -d /tmp/scim-bench.XXXXXX)
-SPID="" PPID_=""
-trap '[ -n "$SPID" ] && kill $SPID; [ -n "$PPID_" ] && kill $PPID_; rm -rf "$T"' EXIT
+PORT=$(free_port) PEER_PORT=$(free_port)
+harness_tmpdir scim-bench
+T=$HARNESS_TMP
 
 openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout "$T/key.pem" \
     -out "$T/cert.pem" -days 2 -subj /CN=127.0.0.1 -addext subjectAltName=IP:127.0.0.1 2>/dev/null
@@ -48,13 +49,9 @@ TOKEN=$(S token create bench --scope read)
 S user list --json > "$T/users.jsonl"
 HASH=$(printf %s "$TOKEN" | sha256sum | cut -d' ' -f1)
 
-"$SCIMD" -c "$T/allot.yaml" serve 2>"$T/serve.log" & SPID=$!
-node "$HERE/peer.mjs" "$PEER_PORT" "$T/cert.pem" "$T/key.pem" "$T/users.jsonl" "$HASH" & PPID_=$!
-for _ in $(seq 100); do
-    curl -sk "https://127.0.0.1:$PORT/healthz" >/dev/null 2>&1 && \
-    curl -sk -o /dev/null "https://127.0.0.1:$PEER_PORT/scim/v2/Users" 2>/dev/null && break
-    sleep 0.1
-done
+start_service scimd "$SCIMD" -c "$T/allot.yaml" serve
+start_service peer node "$HERE/peer.mjs" "$PEER_PORT" "$T/cert.pem" "$T/key.pem" "$T/users.jsonl" "$HASH"
+wait_port "$PORT" 60 && wait_port "$PEER_PORT" 60
 # Same answers from both (sanity): the same user comes back from each.
 Q='/scim/v2/Users?filter=userName%20eq%20%22u04242%22'
 A=$(curl -sk -H "Authorization: Bearer $TOKEN" "https://127.0.0.1:$PORT$Q" | jq -r '.Resources[0].userName')
@@ -68,10 +65,15 @@ rate() {  # port script -> requests/s (and fails on non-2xx)
     echo "$out" | awk '/Requests\/sec/ {print $2}'
 }
 printf "%-34s %14s %14s %8s\n" "workload (wrk -t$THREADS -c$CONNECTIONS -d$DURATION)" "allot-scimd" "node peer" "ratio"
+ratios=()
 for w in "GET user by filter:filter.lua" "100-entry page:page.lua"; do
     name=${w%%:*} script=${w##*:}
     ours=$(rate "$PORT" "$script")
     peer=$(rate "$PEER_PORT" "$script")
-    printf "%-34s %12s/s %12s/s %8s\n" "$name" "$ours" "$peer" "$(echo "scale=2; $ours / $peer" | bc)"
+    r=$(ratio "$ours" "$peer")
+    printf "%-34s %12s/s %12s/s %8s\n" "$name" "$ours" "$peer" "$r"
+    ratios+=("$r")
 done
 echo "(ratio = allot-scimd / peer; both TLS on loopback, $(nproc) CPUs, 10,000 users)"
+result scim-serve min_allot_over_peer="$(printf '%s\n' "${ratios[@]}" | sort -g | head -1)" \
+    filter_allot_over_peer="${ratios[0]}" page_allot_over_peer="${ratios[1]}"

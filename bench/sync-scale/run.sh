@@ -9,25 +9,26 @@
 #        PER_OBJECT_USERS=<n> PER_OBJECT_TEAMS=<t>: run B on a sample (t teams and
 #        their QOS, n of their users) and extrapolate linearly per object (said so
 #        in the output), because at ~0.8 s per sacctmgr call the full B takes hours.
-# Needs root (the lab); uses LAB=/tmp/allot-lab-syncd-bench, ports 17000+ and 17055.
+# Needs root (the lab); ports are picked free at run time.
+# Usage: bench/sync-scale/run.sh [BUILD_DIR]
 set -u
+# shellcheck disable=SC1091
+. "$(cd "$(dirname "$0")" && pwd)/../bench-lib.sh" "$@"
 USERS=${USERS:-10000}
 TEAMS=${TEAMS:-500}
 PER_OBJECT_USERS=${PER_OBJECT_USERS:-$USERS}
 PER_OBJECT_TEAMS=${PER_OBJECT_TEAMS:-$TEAMS}
-HERE=$(cd "$(dirname "$0")" && pwd)
-TOP=$(cd "$HERE/../.." && pwd)
 LABDIR=$TOP/tests/lab
-BUILD=${ALLOT_TOP_BUILDDIR:-$TOP}
 SYNCD=$BUILD/syncd/allot-syncd
 [ -x "$SYNCD" ] || { echo "build allot-syncd first ($SYNCD)"; exit 1; }
-[ "$(id -u)" = 0 ] || { echo "needs root (lab)"; exit 1; }
-export LAB=${BENCH_LAB:-/tmp/allot-lab-syncd-bench} LAB_PORT_BASE=${BENCH_PORT_BASE:-17000} LAB_JOB_SUBMIT=
+[ "$(id -u)" = 0 ] || { echo "needs root (lab)"; exit 77; }
+export LAB=${BENCH_LAB:-/tmp/allot-lab-syncd-bench.$$} LAB_JOB_SUBMIT=
+unset LAB_PORT_BASE
 export SLURM_CONF=$LAB/etc/slurm.conf
-PORT=17055
-W=$(mktemp -d /tmp/allot-sync-bench.XXXXXX)
-cleanup() { [ -n "${FP:-}" ] && kill "$FP" 2>/dev/null; "$LABDIR/lab-down.sh" >/dev/null 2>&1; rm -rf "$W"; }
-trap cleanup EXIT
+PORT=$(free_port)
+harness_tmpdir sync-bench
+W=$HARNESS_TMP
+on_exit "$LABDIR/lab-down.sh"
 now() { date +%s.%N; }
 lab() { "$LABDIR/lab-down.sh" >/dev/null 2>&1; "$LABDIR/lab-up.sh" >"$W/lab.log" 2>&1 || { cat "$W/lab.log"; exit 1; }; }
 
@@ -97,9 +98,8 @@ for t in range(g):
               for i in range(t, n, g)]
 open(w + "/load.cfg", "w").write("\n".join(lines) + "\n")
 PY
-python3 "$TOP/syncd/tests/scim_fixture.py" "$W/scim" "$PORT" &
-FP=$!
-sleep 0.5
+start_service scim python3 "$TOP/syncd/tests/scim_fixture.py" "$W/scim" "$PORT"
+wait_port "$PORT" 60
 
 # ---- A. allot-syncd ---------------------------------------------------------
 lab
@@ -152,3 +152,6 @@ echo "ratios: cold allot / sacctmgr-load = $(echo "scale=2; $cold / $load_all" |
      "(vs the load step alone, QOS excluded: $(echo "scale=2; $cold / $load_t" | bc))," \
      "cold allot / sacctmgr-per-object = $(echo "scale=3; $cold / $per_obj_full" | bc)," \
      "no-op sync = ${noop}s (goal < 2 s)"
+result sync-scale cold_over_load_step="$(ratio "$cold" "$load_t")" noop_s="$noop" \
+    cold_s="$cold" load_step_s="$load_t" cold_over_load="$(ratio "$cold" "$load_all")" \
+    users="$USERS" teams="$TEAMS"
