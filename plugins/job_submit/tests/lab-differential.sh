@@ -2,7 +2,7 @@
 # lab-differential.sh - allot's decisions against slurmctld's own record, on random requests.
 #
 # Generates request forms from every field that can ask for GPUs, nodes, tasks, tier,
-# account, time and requeue (seeded: DIFF_SEED, bounded: DIFF_CASES, default 200), submits
+# account, time and requeue (seeded: DIFF_SEED, bounded: DIFF_CASES, default 300), submits
 # each held with sbatch, and compares what allot decided (its debug line "allot: decided
 # job '<name>' ...", under `scontrol setdebug debug`) with what slurmctld records for the job
 # (`scontrol show job`): GPUs, QOS, Account, TimeLimit and Requeue. A form allot rejects
@@ -25,7 +25,7 @@ lab_test_start diff
 policy_lab_begin
 
 SEED=${DIFF_SEED:-12}
-CASES=${DIFF_CASES:-200}
+CASES=${DIFF_CASES:-300}
 RANDOM=$SEED
 note "seed $SEED, $CASES cases (DIFF_SEED=$SEED DIFF_CASES=$CASES to replay)"
 scontrol setdebug debug

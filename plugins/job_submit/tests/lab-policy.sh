@@ -63,6 +63,21 @@ expect_refused "an array of 9-GPU jobs" "$r" "asks for 9 GPUs $CAP"
 r=$(submit alice --hold --array=0-1 --qos=general --gpus=1 --wrap true); j=$(jobid "$r")
 expect_eq "each array element gets general's default time" "$(job_field "${j}_1" TimeLimit)" 1-00:00:00
 
+echo "# libslurm (slurm_submit_batch_job from a program, as workflow tools submit)"
+if make -s -C "$ALLOT_TOP_BUILDDIR/bench" submit-throughput/submit_bench >/dev/null 2>&1; then
+    install -m 0755 "$ALLOT_TOP_BUILDDIR/bench/submit-throughput/submit_bench" "$LAB/tmp/submit_bench"
+    before=$(squeue -h -u alice -n bench -o %i | sort -n | tail -1)
+    r=$(as alice "$LAB/tmp/submit_bench" 1 TEAM-A SPOT 2>&1)
+    j=$(squeue -h -u alice -n bench -o %i | sort -n | tail -1)
+    check "a libslurm job with account TEAM-A and QOS SPOT is accepted" test -n "$j" -a "$j" != "${before:-none}"
+    expect_eq "its QOS is spot, as slurmctld spells it" "$(job_field "$j" QOS)" spot
+    expect_eq "its account is team-a" "$(job_field "$j" Account)" team-a
+    expect_eq "it gets spot's requeue and default time" \
+        "$(job_field "$j" Requeue) $(job_field "$j" TimeLimit)" "1 04:00:00"
+else
+    fail "build bench/submit-throughput/submit_bench (the libslurm client)"
+fi
+
 echo "# heterogeneous jobs are one job"
 printf '#!/bin/bash\ntrue\n' >"$LAB/tmp/het.sh"; chmod 755 "$LAB/tmp/het.sh"
 r=$(submit alice --gpus=5 : --gpus=5 "$LAB/tmp/het.sh")
