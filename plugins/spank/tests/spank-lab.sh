@@ -26,10 +26,28 @@ printf 'alice:x:%s:%s::/home/alice:/bin/bash\nbob:x:%s:%s::/home/bob:/bin/bash\n
 : >"$LAB/tmp/group"
 printf 'alice\t%s\nbob\t%s\n' "$(cut -d' ' -f1-2 <"$LAB/tmp/alicekey.pub")" \
     "$(cut -d' ' -f1-2 <"$LAB/tmp/alicekey.pub")" >"$LAB/tmp/keys"
-"$B/plugins/nss/allot-make-cache" "$LAB/cache" "$LAB/tmp/passwd" "$LAB/tmp/group" "$LAB/tmp/keys"
-printf 'identity:\n  cache_dir: %s\nnode:\n  role: compute\n  admin_group: nosuchgroup\n  run_dir: %s\n' \
-    "$LAB/cache" "$RUN" >"$LAB/tmp/keys.yaml"
-keys() { "$B/syncd/keys/allot-keys" --cache-only --config "$LAB/tmp/keys.yaml" "$1" | wc -l; }
+# allot-keys answers only for directory users (issue 19): alice and bob are local accounts
+# of the lab host, so allot-keys runs in a mount namespace whose /etc/passwd and /etc/group
+# lack them and where libnss_allot resolves them from the caches, kept in a trusted
+# directory (an overlay on /var/lib, as on a node).
+NSSW=$LAB/nss
+mkdir -p "$NSSW/up/allot" "$NSSW/wk" "$NSSW/lib"
+chmod 755 "$NSSW/up" "$NSSW/up/allot"
+cp "$B/plugins/nss/.libs/libnss_allot.so.2" "$NSSW/lib/"
+grep -v '^\(alice\|bob\):' /etc/passwd >"$NSSW/passwd"
+grep -v '^\(alice\|bob\):' /etc/group >"$NSSW/group"
+sed 's/^passwd:.*/passwd: files allot/; s/^group:.*/group: files allot/' /etc/nsswitch.conf >"$NSSW/nsswitch.conf"
+"$B/plugins/nss/allot-make-cache" "$NSSW/up/allot" "$LAB/tmp/passwd" "$LAB/tmp/group" "$LAB/tmp/keys"
+printf 'identity:\n  cache_dir: /var/lib/allot\nnode:\n  role: compute\n  admin_group: nosuchgroup\n  run_dir: %s\n' \
+    "$RUN" >"$LAB/tmp/keys.yaml"
+keys() {
+    unshare -m --propagation private sh -c '
+        N=$1; shift
+        for f in passwd group nsswitch.conf; do mount --bind "$N/$f" "/etc/$f" || exit 1; done
+        mount -t overlay overlay -o lowerdir=/var/lib,upperdir="$N/up",workdir="$N/wk" /var/lib &&
+        LD_LIBRARY_PATH="$N/lib" exec "$@"' sh "$NSSW" \
+        "$B/syncd/keys/allot-keys" --cache-only --config "$LAB/tmp/keys.yaml" "$1" | wc -l
+}
 
 expect_eq "before any job: alice gets no key on the compute node" "$(keys alice)" 0
 
