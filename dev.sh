@@ -44,15 +44,18 @@ check() {
     return $rc
 }
 
+# One closing line over every test case of every test (.trs), gtest and script tests alike
+# (`[       OK ]` / `ok - ` lines); a test that failed without naming a failed case (a crash,
+# an abort, a timeout) counts as one failure.
 summarize() {
-    local logs passed failed
-    logs=$(find . -path './allot-*' -prune -o -name '*.log' -path '*tests*' -not -name test-suite.log -print)
-    # shellcheck disable=SC2086
-    passed=$(cat $logs /dev/null | grep -cE '^\[       OK \]|^ok - ' || true)
-    # shellcheck disable=SC2086
-    failed=$(cat $logs /dev/null | grep -cE '^\[  FAILED  \] [A-Za-z]+\.[A-Za-z]+ \(|^not ok - ' || true)
-    # shellcheck disable=SC2086
-    failed=$((failed + $(cat $(find . -path './allot-*' -prune -o -name '*.trs' -print) /dev/null | grep -cE '^:test-result: (FAIL|ERROR)' || true)))
+    local passed=0 failed=0 trs log p f
+    while IFS= read -r trs; do
+        log=${trs%.trs}.log
+        p=$(grep -cE '^\[       OK \]|^ok - ' "$log" 2>/dev/null || true)
+        f=$(grep -cE '^\[  FAILED  \] [A-Za-z]+\.[A-Za-z]+ \(|^not ok - ' "$log" 2>/dev/null || true)
+        if [ "${f:-0}" = 0 ] && grep -qE '^:test-result: (FAIL|ERROR)' "$trs"; then f=1; fi
+        passed=$((passed + ${p:-0})) failed=$((failed + ${f:-0}))
+    done < <(find . -path './allot-*' -prune -o -name '*.trs' -print)
     echo "$passed passed, $failed failed"
 }
 
@@ -103,10 +106,11 @@ demo() {
     export ALLOT_CONFIG=$TOP/tests/lab/allot-lab.yaml
     export LAB_PLUGINS=$TOP/plugins/job_submit/.libs/job_submit_allot.so
     tests/lab/lab-up.sh
-    tests/lab/lab-accounts.sh
+    tests/lab/lab-accounts.sh # allot-syncd creates the accounting from tests/lab/lab-directory.txt
     cat <<MSG
 
-The demo cluster runs in $LAB with job_submit/allot enforcing tests/lab/allot-lab.yaml:
+The demo cluster runs in $LAB with job_submit/allot enforcing tests/lab/allot-lab.yaml, on
+the accounts and QOS that allot-syncd created from the lab directory (tests/lab/lab-directory.txt):
 two 8-GPU nodes; team-a (alice, carol) has 8 GPUs, team-b (dave) 4; bob is in no team.
 Try, as root:
   source $LAB/env.sh
