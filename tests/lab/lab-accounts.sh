@@ -79,7 +79,7 @@ YAML
 # are hidden from allot-syncd's /etc/passwd (a directory user may not be a local account)
 # and still resolve through NSS (syncd/tests/with-directory-users.sh, nss_wrapper).
 USERS=$(awk '!/^#/ && NF { print $1 }' "$HERE/lab-directory.txt" | tr '\n' ' ')
-if ! "$TOP/syncd/tests/with-directory-users.sh" "$LAB/nss" "$USERS" -- \
+if ! "$TOP/syncd/tests/with-directory-users.sh" "$LAB/syncd-nss" "$USERS" -- \
     "$SYNCD" -c "$LAB/etc/syncd.yaml" --once --lock-file "$LAB/run/syncd.lock" >"$LAB/log/allot-syncd.log" 2>&1; then
     echo "lab-accounts: allot-syncd failed:" >&2
     tail -20 "$LAB/log/allot-syncd.log" >&2

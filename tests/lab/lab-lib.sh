@@ -68,7 +68,7 @@ wait_job_state() { wait_job_field "$1" JobState "$2" "${3:-120}"; } # <jobid> <S
 
 # ctld_reconfigure: `scontrol reconfigure`, returning once slurmctld says (in its log) that
 # it has re-read its configuration, so a test never guesses how long that takes.
-_reconf_count() { grep -c '_slurm_rpc_reconfigure_controller: completed' "$LAB/log/slurmctld.log" 2>/dev/null; }
+_reconf_count() { grep -c '_slurm_rpc_reconfigure_controller: completed' "$LAB/log/slurmctld.log" 2>/dev/null || true; }
 _reconf_after() { [ "$(_reconf_count)" -gt "$1" ]; }
 ctld_reconfigure() {
     local before
