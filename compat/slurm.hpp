@@ -65,4 +65,35 @@ inline const char* job_reason_string(enum job_state_reason reason)
 #endif
 }
 
+// The job a job_desc_msg_t describes (26.05 replaced its job_id with a slurm_step_id_t).
+inline uint32_t job_desc_job_id(const job_desc_msg_t& desc)
+{
+#ifdef HAVE_JOB_DESC_STEP_ID
+    return desc.step_id.job_id;
+#else
+    return desc.job_id;
+#endif
+}
+
+// slurm_load_job() as a pointer (the SPANK prolog resolves it at run time), and one job's
+// load through it: 26.05 takes a slurm_step_id_t where older releases take the job id.
+#ifdef HAVE_SLURM_LOAD_JOB_STEP_ID
+using LoadJobFn = int (*)(job_info_msg_t**, slurm_step_id_t, uint16_t);
+#else
+using LoadJobFn = int (*)(job_info_msg_t**, uint32_t, uint16_t);
+#endif
+
+inline int load_job(LoadJobFn fn, job_info_msg_t** resp, uint32_t job_id, uint16_t show_flags)
+{
+#ifdef HAVE_SLURM_LOAD_JOB_STEP_ID
+    slurm_step_id_t id{};  // what SLURM_STEP_ID_INITIALIZER (a C compound literal) sets
+    id.job_id = job_id;
+    id.step_het_comp = NO_VAL;
+    id.step_id = NO_VAL;
+    return fn(resp, id, show_flags);
+#else
+    return fn(resp, job_id, show_flags);
+#endif
+}
+
 }  // namespace allot::slurm_compat

@@ -86,6 +86,20 @@ AC_DEFUN([ALLOT_SLURM_PROBES], [
      AC_DEFINE([HAVE_SLURM_GET_ERRNO], [1], [slurm_errno.h declares slurm_get_errno() (Slurm < 24.05)])],
     [AC_MSG_RESULT([no])])
 
+  dnl 26.05 names a job by slurm_step_id_t: job_desc_msg_t.step_id, slurm_load_job(step_id).
+  AC_MSG_CHECKING([for job_desc_msg_t.step_id])
+  AC_COMPILE_IFELSE([AC_LANG_PROGRAM([allot_slurm_includes],
+      [[job_desc_msg_t d; d.step_id.job_id = 1; (void)d;]])],
+    [AC_MSG_RESULT([yes])
+     AC_DEFINE([HAVE_JOB_DESC_STEP_ID], [1], [job_desc_msg_t has step_id, not job_id (Slurm >= 26.05)])],
+    [AC_MSG_RESULT([no])])
+  AC_MSG_CHECKING([whether slurm_load_job takes a slurm_step_id_t])
+  AC_COMPILE_IFELSE([AC_LANG_PROGRAM([allot_slurm_includes],
+      [[int (*f)(job_info_msg_t **, slurm_step_id_t, uint16_t) = slurm_load_job; (void)f;]])],
+    [AC_MSG_RESULT([yes])
+     AC_DEFINE([HAVE_SLURM_LOAD_JOB_STEP_ID], [1], [slurm_load_job(resp, slurm_step_id_t, flags) (Slurm >= 26.05)])],
+    [AC_MSG_RESULT([no])])
+
   dnl The job_submit plugin API (src/interfaces/job_submit.c) is in no installed header;
   dnl job_modify() gained `char **err_msg` in 23.02, the release whose headers also gained
   dnl PreemptParameters (slurm_conf_t.preempt_params). Probe that header change.

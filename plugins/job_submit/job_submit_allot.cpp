@@ -286,8 +286,9 @@ int modify(job_desc_msg_t* desc, job_record_t* job_ptr, uint32_t submit_uid, cha
     const auto decision = allot::decide_modify(current_job, update, loaded->config,
                                                allot::job_submit::SlurmLimits(loaded->shape));
     if (!decision.accepted) {
-        slurm_info("allot: refused update of job %u from uid %u: %s", current_desc->job_id,
-                   submit_uid, decision.message.c_str());
+        slurm_info("allot: refused update of job %u from uid %u: %s",
+                   allot::slurm_compat::job_desc_job_id(*current_desc), submit_uid,
+                   decision.message.c_str());
         if (err_msg) *err_msg = slurm_xstrdup(decision.message.c_str());
         return allot::job_submit::rejection_code(decision);
     }

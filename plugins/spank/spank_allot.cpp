@@ -109,7 +109,7 @@ struct CtldJob {
 
 bool query_ctld(uint32_t job_id, CtldJob& out)
 {
-    using load_fn = decltype(&slurm_load_job);
+    using load_fn = allot::slurm_compat::LoadJobFn;
     using free_fn = decltype(&slurm_free_job_info_msg);
     auto load_job = reinterpret_cast<load_fn>(dlsym(RTLD_DEFAULT, "slurm_load_job"));
     auto free_msg = reinterpret_cast<free_fn>(dlsym(RTLD_DEFAULT, "slurm_free_job_info_msg"));
@@ -118,7 +118,7 @@ bool query_ctld(uint32_t job_id, CtldJob& out)
         return false;
     }
     job_info_msg_t* msg = nullptr;
-    if (load_job(&msg, job_id, SHOW_ALL) != 0 || !msg) {
+    if (allot::slurm_compat::load_job(load_job, &msg, job_id, SHOW_ALL) != 0 || !msg) {
         slurm_error("allot: slurm_load_job(%u) failed (errno %d)", job_id, errno);
         return false;
     }
