@@ -206,10 +206,14 @@ expect_eq "only_default_account" "$(jq -r .only_default_account <<<"$ML_OUT")" t
 expect_eq "bob's job reason = squeue" "$(jq -r '.jobs[0].reason' <<<"$ML_OUT")" "$(squeue -h -j "$bobjob" -o %r)"
 
 echo "# permissions and exit codes"
+# Every refusal below is checked with a positive request in the same step: alice's own
+# report still works, so a refusal never passes because slurmctld went away.
+_alice_ok() { runuser -u alice -- env SLURM_CONF="$SLURM_CONF" ALLOT_CONFIG="$ALLOT_CONFIG" "$M" --no-quota >/dev/null; }
+alive_probe _alice_ok
 ml bob --user=alice
-expect_eq "--user by a plain user: exit 5" "$ML_RC" 5
+expect_refused_eq "--user by a plain user: exit 5" "$ML_RC" 5
 ml bob --account=team-a
-expect_eq "--account of another team by a plain user: exit 5" "$ML_RC" 5
+expect_refused_eq "--account of another team by a plain user: exit 5" "$ML_RC" 5
 ml alice --account=team-a --json
 expect_eq "--account of one's own team: exit 0" "$ML_RC" 0
 ML_OUT=$(env ALLOT_CONFIG="$ALLOT_CONFIG" ALLOT_QUOTA_CONF="$ALLOT_QUOTA_CONF" "$M" --user=alice --json 2>/dev/null)
@@ -222,13 +226,13 @@ ml carol --user=alice --json
 expect_eq "a Slurm Operator may use --user" "$ML_RC" 0
 expect_eq "and sees alice" "$(jq -r .user.name <<<"$ML_OUT")" alice
 ml alice --bogus
-expect_eq "bad option: exit 2" "$ML_RC" 2
+expect_refused_eq "bad option: exit 2" "$ML_RC" 2
 ALLOT_CONFIG_SAVE=$ALLOT_CONFIG; ALLOT_CONFIG=/nonexistent.yaml ml alice; ALLOT_CONFIG=$ALLOT_CONFIG_SAVE
-expect_eq "missing allot.yaml: exit 3" "$ML_RC" 3
+expect_refused_eq "missing allot.yaml: exit 3" "$ML_RC" 3
 sed "s/^SlurmctldPort=.*/SlurmctldPort=$(free_port)/" "$SLURM_CONF" >"$LAB/etc/dead.conf"
 chmod 644 "$LAB/etc/dead.conf"
 ML_OUT=$(runuser -u alice -- env SLURM_CONF="$LAB/etc/dead.conf" ALLOT_CONFIG="$ALLOT_CONFIG" "$M" 2>&1)
-expect_eq "slurmctld unreachable: exit 4" "$?" 4
+expect_refused_eq "slurmctld unreachable: exit 4 (the real one still answers)" "$?" 4
 expect_contains "and says which daemon" "$ML_OUT" "cannot reach slurmctld"
 
 if command -v valgrind >/dev/null; then

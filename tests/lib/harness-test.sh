@@ -23,6 +23,8 @@ out=$(child 'alive_probe false; check_fails "refused" false; finish')
 expect_contains "check_fails fails when the server is dead" "$out" "0 passed, 1 failed"
 out=$(child 'alive_probe false; expect_refused "refused" "401 denied" denied; finish')
 expect_contains "expect_refused fails when the server is dead" "$out" "did not answer its positive request"
+out=$(child 'alive_probe false; expect_refused_eq "exit 5" 5 5; alive_probe true; expect_refused_eq "exit 5" 5 5; finish')
+expect_contains "expect_refused_eq needs the alive probe too" "$out" "1 passed, 1 failed"
 out=$(child 'check_fails "ok" true; finish')
 expect_contains "check_fails fails when the command succeeds" "$out" "0 passed, 1 failed"
 

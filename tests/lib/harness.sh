@@ -8,6 +8,7 @@
 #   check_fails NAME CMD...      passes when CMD exits non-zero AND the alive probe succeeds
 #   expect_eq NAME GOT WANT      expect_contains / expect_not_contains NAME TEXT NEEDLE
 #   expect_match NAME TEXT REGEX expect_refused NAME TEXT NEEDLE (needle + alive probe)
+#   expect_refused_eq NAME GOT WANT  (GOT = WANT, e.g. an exit code, + alive probe)
 #   alive_probe CMD...           the positive request every refusal check runs in the same
 #                                step, so "refused" never passes because the server died
 #   pass NAME / fail NAME [DETAIL]; note TEXT ("# TEXT"); skip WHY (exit 77, automake SKIP)
@@ -104,6 +105,16 @@ expect_refused() { # expect_refused NAME TEXT NEEDLE: NEEDLE in TEXT and the ser
     if [[ "$2" != *"$3"* ]]; then
         fail "$1" "expected to find: $3
 in: $2"
+    elif _alive_ok; then
+        pass "$1"
+    else
+        fail "$1" "$HARNESS_WHY"
+    fi
+}
+
+expect_refused_eq() { # expect_refused_eq NAME GOT WANT: GOT = WANT and the server still answers
+    if [ "$2" != "$3" ]; then
+        fail "$1" "expected '$3', got '$2'"
     elif _alive_ok; then
         pass "$1"
     else
