@@ -31,7 +31,7 @@ bool is_type_name(std::string_view s)
 struct Entry {
     bool is_gpu = false;
     uint64_t count = 0;
-    std::string type;
+    std::string_view type;  // points into the parsed TRES string
 };
 
 // One comma-separated entry: [gres:|gres/]name[:type][:count]
@@ -52,7 +52,7 @@ Result<Entry> parse_entry(std::string_view entry)
     const size_t second = tail.find(':');
     std::string_view count_text = tail;
     if (second != std::string_view::npos) {
-        out.type = std::string(tail.substr(0, second));
+        out.type = tail.substr(0, second);
         count_text = tail.substr(second + 1);
         if (!is_type_name(out.type) || count_text.find(':') != std::string_view::npos)
             return make_error("cannot read '" + preview(entry) + "'");
@@ -60,7 +60,7 @@ Result<Entry> parse_entry(std::string_view entry)
     auto count = parse_count(count_text, kMaxGpuCount);
     if (!count) {
         if (second == std::string_view::npos && !count_text.empty() && is_type_name(count_text)) {
-            out.type = std::string(count_text);  // "gpu:h100" means one h100
+            out.type = count_text;  // "gpu:h100" means one h100
             out.count = 1;
             return out;
         }
@@ -85,11 +85,11 @@ uint64_t ceil_div(uint64_t a, uint64_t b)
 // its TRES count for a repeated entry is the largest (total_gres = MAX(...)).
 struct TypedCounts {
     uint64_t untyped = 0;
-    std::string types[16];
+    std::string_view types[16];
     uint64_t counts[16] = {};
     size_t size = 0;
 
-    bool set(const std::string& type, uint64_t count)
+    bool set(std::string_view type, uint64_t count)
     {
         if (type.empty()) {
             untyped = std::max(untyped, count);
@@ -146,15 +146,15 @@ uint64_t positive(const std::optional<uint32_t>& v, uint64_t fallback)
 // Nodes the job will hold: its -N (at the top of a min-max range), or more when
 // its tasks cannot fit on that many (--ntasks-per-node, or the CPUs of the
 // partition's largest node, as slurmctld's node-count estimate does).
-uint64_t node_count(const GpuFields& f)
+uint64_t node_count(const GpuFields& f, const NodeShape& node)
 {
     uint64_t nodes = std::max(positive(f.nodes, 1), positive(f.max_nodes, 1));
     if (f.tasks && *f.tasks) {
         if (f.tasks_per_node && *f.tasks_per_node)
             nodes = std::max(nodes, ceil_div(*f.tasks, *f.tasks_per_node));
-        else if (f.node.cpus)
-            nodes = std::max(nodes, ceil_div(saturating_mul(*f.tasks, positive(f.cpus_per_task, 1)),
-                                             f.node.cpus));
+        else if (node.cpus)
+            nodes = std::max(
+                nodes, ceil_div(saturating_mul(*f.tasks, positive(f.cpus_per_task, 1)), node.cpus));
     }
     return nodes;
 }
@@ -188,8 +188,13 @@ std::string first_type(const std::string& text)
 
 Result<GpuCount> count_gpus(const GpuFields& f)
 {
+    return count_gpus(f, f.node);
+}
+
+Result<GpuCount> count_gpus(const GpuFields& f, const NodeShape& node)
+{
     GpuCount result;
-    result.nodes = node_count(f);
+    result.nodes = node_count(f, node);
     const uint64_t tasks = task_count(f, result.nodes);
 
     struct Field {
@@ -212,8 +217,8 @@ Result<GpuCount> count_gpus(const GpuFields& f)
     if (!named && f.tasks_per_gpu && *f.tasks_per_gpu && f.tasks && *f.tasks)
         result.total = *f.tasks / *f.tasks_per_gpu;
     // --exclusive: every GPU of every node it holds.
-    if (f.exclusive && f.node.gpus)
-        result.total = std::max(result.total, saturating_mul(f.node.gpus, result.nodes));
+    if (f.exclusive && node.gpus)
+        result.total = std::max(result.total, saturating_mul(node.gpus, result.nodes));
     return result;
 }
 

@@ -2,7 +2,6 @@
 #include "allot/policy.hpp"
 
 #include <algorithm>
-#include <cctype>
 
 #include "allot/units.hpp"
 
@@ -39,16 +38,27 @@ const char* tier_name(Tier tier)
     return "none";
 }
 
+namespace {
+// ASCII only, as Slurm's xstrtolower and xstrcasecmp in the C locale.
+char ascii_lower(char c)
+{
+    return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c;
+}
+}  // namespace
+
 std::string lower(std::string_view s)
 {
     std::string out(s);
-    for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    for (char& c : out) c = ascii_lower(c);
     return out;
 }
 
 bool same_qos(std::string_view a, std::string_view b)
 {
-    return a.size() == b.size() && lower(a) == lower(b);
+    if (a.size() != b.size()) return false;
+    for (size_t i = 0; i < a.size(); ++i)
+        if (ascii_lower(a[i]) != ascii_lower(b[i])) return false;
+    return true;
 }
 
 bool partition_governed(std::string_view request, std::string_view governed)
@@ -68,13 +78,20 @@ namespace {
 
 using policy::Errc;
 
-Decision reject(Errc code, std::string message)
+// Account names: slurmctld stores them in lower case, so any spelling names the same one.
+bool same_name(std::string_view a, std::string_view b)
 {
-    Decision d;
+    return same_qos(a, b);
+}
+
+// Turns `d` into a rejection; the GPUs and tier it counted stay for the caller's log.
+// The text lives in d.message (error carries the code the plugin decides on).
+bool reject(Decision& d, Errc code, std::string message)
+{
     d.accepted = false;
-    d.error = Error(code, message);
+    d.error = Error(code, std::string());
     d.message = std::move(message);
-    return d;
+    return false;
 }
 
 std::string gpus_text(uint64_t n)
@@ -187,34 +204,37 @@ std::string team_options(const std::vector<std::string>& teams)
     return out;
 }
 
-Decision default_account_rule(const JobRequest& job, const Config& config, Decision d)
+void default_account_rule(const JobRequest& job, const Config& config, Decision& d)
 {
-    if (d.gpus == 0) return d;
-    if (!job.user_teams.empty())
-        return reject(Errc::ZeroGpuAccount,
-                      allot_prefix(job) + "account '" + job.account +
-                          "' has no GPU allocation (0 GPUs) and this job asks for " +
-                          gpus_text(d.gpus) +
-                          "; charge one of your teams instead: " + team_options(job.user_teams));
-    return reject(Errc::ZeroGpuAccount,
-                  allot_prefix(job) + "you are not yet in a team with a GPU allocation (account '" +
-                      job.account + "' has 0 GPUs); " + config.cluster.join_hint +
-                      ", then submit with -A <team>");
+    if (d.gpus == 0) return;
+    if (!job.user_teams.empty()) {
+        reject(d, Errc::ZeroGpuAccount,
+               allot_prefix(job) + "account '" + job.account +
+                   "' has no GPU allocation (0 GPUs) and this job asks for " + gpus_text(d.gpus) +
+                   "; charge one of your teams instead: " + team_options(job.user_teams));
+        return;
+    }
+    reject(d, Errc::ZeroGpuAccount,
+           allot_prefix(job) + "you are not yet in a team with a GPU allocation (account '" +
+               job.account + "' has 0 GPUs); " + config.cluster.join_hint +
+               ", then submit with -A <team>");
 }
 
 struct Context {
+    Context(const Config& c, const LimitsView& l) : config(c), limits(l) {}
     const Config& config;
     const LimitsView& limits;
     bool submit = true;              // a new job (defaults apply) rather than an update
     bool tier_changed = false;       // an update moved the job into another tier or account
     bool update_sets_time = false;   // the update itself names a time limit
     bool update_no_requeue = false;  // the update sets Requeue=0
+    NodeShape node;                  // the partition's nodes (the request's, else Slurm's)
 };
 
 // Walltime: default when missing (or when an update moved the job into a tier
 // and its old limit does not fit there), reject above the tier's maximum.
-Decision apply_walltime(const JobRequest& job, const Context& ctx,
-                        const std::optional<QosLimits>& qos_limits, Decision d)
+bool apply_walltime(const JobRequest& job, const Context& ctx,
+                    const std::optional<QosLimits>& qos_limits, Decision& d)
 {
     const auto max = max_minutes(d.tier, qos_limits, ctx.config);
     const auto fallback = default_minutes(d.tier, max, ctx.config);
@@ -227,22 +247,22 @@ Decision apply_walltime(const JobRequest& job, const Context& ctx,
         d.changes.time_minutes = time;
     }
     if (max && time && *time > *max)
-        return reject(Errc::Walltime,
+        return reject(d, Errc::Walltime,
                       allot_prefix(job) + tier_name(d.tier) + " jobs may run at most " +
                           format_minutes(*max) + " but this job asks for " + format_minutes(*time) +
                           "; use --time=" + format_minutes(*max) + " or less" +
                           (d.tier == Tier::Spot ? "" : ", or split the work into shorter jobs"));
-    return d;
+    return true;
 }
 
 // A job bigger than its tier's whole cap would pend forever: reject it now. A
 // heterogeneous job is one job: its components in the same QOS add up.
-Decision apply_gpu_cap(const JobRequest& job, const TeamConfig& team, const Context& ctx,
-                       const std::optional<QosLimits>& qos_limits, Decision d)
+bool apply_gpu_cap(const JobRequest& job, const TeamConfig& team, const Context& ctx,
+                   const std::optional<QosLimits>& qos_limits, Decision& d)
 {
     const auto cap = gpu_cap(d.tier, qos_limits);
     const uint64_t whole = d.gpus + job.het_gpus_before;
-    if (!cap || whole <= *cap) return d;
+    if (!cap || whole <= *cap) return true;
     const auto general =
         d.tier == Tier::Project ? ctx.limits.qos(ctx.config.tiers.general.qos) : qos_limits;
     const std::string what = d.tier == Tier::Project
@@ -253,10 +273,10 @@ Decision apply_gpu_cap(const JobRequest& job, const TeamConfig& team, const Cont
                                  ? "this heterogeneous job asks for " + gpus_text(whole) +
                                        " in all (" + gpus_text(d.gpus) + " in this component)"
                                  : "this job asks for " + gpus_text(d.gpus);
-    return reject(Errc::GpuCap, allot_prefix(job) + asks + " but " + what +
-                                    " running at once, so it could never start; ask for " +
-                                    std::to_string(*cap) + " or fewer" +
-                                    alternatives(d.tier, ctx.config, general));
+    return reject(d, Errc::GpuCap,
+                  allot_prefix(job) + asks + " but " + what +
+                      " running at once, so it could never start; ask for " + std::to_string(*cap) +
+                      " or fewer" + alternatives(d.tier, ctx.config, general));
 }
 
 // Per-GPU defaults so teams sharing a node do not starve each other, never
@@ -264,7 +284,7 @@ Decision apply_gpu_cap(const JobRequest& job, const TeamConfig& team, const Cont
 void apply_per_gpu_defaults(const JobRequest& job, const Context& ctx, Decision& d)
 {
     if (!ctx.submit || d.gpus == 0) return;
-    const NodeShape& node = job.gpus.node;
+    const NodeShape& node = ctx.node;
     const ClusterConfig& cluster = ctx.config.cluster;
     if (cluster.mem_per_gpu_mb && !job.mem_set && !job.mem_per_gpu_set) {
         uint64_t mem = cluster.mem_per_gpu_mb;
@@ -279,59 +299,61 @@ void apply_per_gpu_defaults(const JobRequest& job, const Context& ctx, Decision&
 }
 
 // Spot jobs are requeued on preemption and their batch script hears the grace window.
-Decision apply_spot(const JobRequest& job, const Context& ctx, Decision d)
+void apply_spot(const JobRequest& job, const Context& ctx, Decision& d)
 {
-    if (d.tier != Tier::Spot) return d;
-    if (ctx.update_no_requeue)
-        return reject(Errc::SpotRequeue,
-                      allot_prefix(job) + "spot jobs are requeued when preempted, so Requeue=0 " +
-                          "is not allowed in --qos=" + ctx.config.tiers.spot.qos +
-                          "; move the job to another tier first");
+    if (d.tier != Tier::Spot) return;
+    if (ctx.update_no_requeue) {
+        reject(d, Errc::SpotRequeue,
+               allot_prefix(job) + "spot jobs are requeued when preempted, so Requeue=0 " +
+                   "is not allowed in --qos=" + ctx.config.tiers.spot.qos +
+                   "; move the job to another tier first");
+        return;
+    }
     if (!job.requeue || ctx.tier_changed) d.changes.set_requeue = true;
     if (!job.signal_set)
         d.changes.batch_signal =
             JobChanges::Signal{ctx.config.tiers.spot.signal, ctx.config.tiers.spot.grace_seconds};
-    return d;
 }
 
-// Rules shared by submit and modify, on the merged view of the job.
-Decision decide(JobRequest job, const Context& ctx)
+bool has_upper(std::string_view s)
+{
+    for (char c : s)
+        if (c >= 'A' && c <= 'Z') return true;
+    return false;
+}
+
+// Rules shared by submit and modify, on the merged view of the job (account in lower case).
+Decision decide_normalized(const JobRequest& job, const Context& ctx)
 {
     Decision d;
     const Config& config = ctx.config;
-    if (!partition_governed(job.partition, config.cluster.partition)) return d;
-    if (!job.gpus.node.gpus && !job.gpus.node.cpus) job.gpus.node = ctx.limits.node_shape();
-
-    const std::string account = lower(job.account);
-    if (account != job.account) {
-        job.account = account;
-        d.changes.account = account;
+    auto gpus = count_gpus(job.gpus, ctx.node);
+    if (!gpus) {
+        reject(d, Errc::BadGpuRequest,
+               allot_prefix(job) + "cannot read the GPU request (" + gpus.error().message +
+                   "); use --gpus=N, --gpus-per-node=N or --gres=gpu:N");
+        return d;
     }
-
-    auto gpus = count_gpus(job.gpus);
-    if (!gpus)
-        return reject(Errc::BadGpuRequest,
-                      allot_prefix(job) + "cannot read the GPU request (" + gpus.error().message +
-                          "); use --gpus=N, --gpus-per-node=N or --gres=gpu:N");
     d.gpus = gpus.value().total;
 
-    if (job.account == lower(config.cluster.default_account))
-        return default_account_rule(job, config, std::move(d));
+    if (same_name(job.account, config.cluster.default_account)) {
+        default_account_rule(job, config, d);
+        return d;
+    }
     const TeamConfig* team = nullptr;
     for (const auto& t : config.teams)
-        if (lower(t.account) == job.account) team = &t;
+        if (same_name(t.account, job.account)) team = &t;
     if (!team) return d;  // not an allot account: Slurm's own limits apply
 
     const TeamConfig* other_team = nullptr;
     d.tier = tier_of(job.qos, *team, config, &other_team);
     if (d.tier == Tier::None) {
         if (other_team)
-            return reject(Errc::ForeignQos, allot_prefix(job) + "QOS '" + job.qos +
-                                                "' is the project QOS of account '" +
-                                                other_team->account + "', not of '" + job.account +
-                                                "'; leave --qos out to use " + team->qos +
-                                                ", or use --qos=" + config.tiers.general.qos +
-                                                " or --qos=" + config.tiers.spot.qos);
+            reject(d, Errc::ForeignQos,
+                   allot_prefix(job) + "QOS '" + job.qos + "' is the project QOS of account '" +
+                       other_team->account + "', not of '" + job.account +
+                       "'; leave --qos out to use " + team->qos + ", or use --qos=" +
+                       config.tiers.general.qos + " or --qos=" + config.tiers.spot.qos);
         return d;  // a site QOS allot does not manage
     }
     d.qos = d.tier == Tier::Project   ? team->qos
@@ -343,19 +365,30 @@ Decision decide(JobRequest job, const Context& ctx)
         d.changes.qos = d.qos;
 
     const auto qos_limits = ctx.limits.qos(d.qos);
-    d = apply_walltime(job, ctx, qos_limits, std::move(d));
-    if (!d.accepted) return d;
-    d = apply_gpu_cap(job, *team, ctx, qos_limits, std::move(d));
-    if (!d.accepted) return d;
+    if (!apply_walltime(job, ctx, qos_limits, d) || !apply_gpu_cap(job, *team, ctx, qos_limits, d))
+        return d;
     apply_per_gpu_defaults(job, ctx, d);
-    return apply_spot(job, ctx, std::move(d));
+    apply_spot(job, ctx, d);
+    return d;
+}
+
+Decision decide(const JobRequest& job, Context ctx)
+{
+    if (!partition_governed(job.partition, ctx.config.cluster.partition)) return {};
+    ctx.node = job.gpus.node.gpus || job.gpus.node.cpus ? job.gpus.node : ctx.limits.node_shape();
+    if (!has_upper(job.account)) return decide_normalized(job, ctx);
+    // slurmctld lowers the account after job_submit: decide on, and write back, that name.
+    JobRequest lowered = job;
+    lowered.account = lower(job.account);
+    Decision d = decide_normalized(lowered, ctx);
+    d.changes.account = lowered.account;
+    return d;
 }
 
 Tier plain_tier(const JobRequest& job, const Config& config)
 {
-    const std::string account = lower(job.account);
     for (const auto& t : config.teams) {
-        if (lower(t.account) != account) continue;
+        if (!same_name(t.account, job.account)) continue;
         const TeamConfig* other = nullptr;
         return tier_of(job.qos, t, config, &other);
     }
@@ -395,7 +428,7 @@ Decision decide_modify(const JobRequest& current, const JobRequest& update, cons
     }
     if (!update.user_teams.empty()) merged.user_teams = update.user_teams;
     const bool tier_changed = plain_tier(merged, config) != plain_tier(current, config) ||
-                              lower(merged.account) != lower(current.account);
+                              !same_name(merged.account, current.account);
     Context ctx{config, limits};
     ctx.submit = false;
     ctx.tier_changed = tier_changed;

@@ -63,5 +63,7 @@ struct GpuCount {
 };
 
 Result<GpuCount> count_gpus(const GpuFields& fields);
+// The same with the node shape given apart (the policy's, read once per decision).
+Result<GpuCount> count_gpus(const GpuFields& fields, const NodeShape& node);
 
 }  // namespace allot

@@ -84,7 +84,7 @@ struct JobChanges {
 
 struct Decision {
     bool accepted = true;
-    Error error;          // when rejected: a policy::Errc code; the message is error.message
+    Error error;          // when rejected: its policy::Errc code (the text is `message`)
     std::string message;  // rejection text, or empty
     Tier tier = Tier::None;
     std::string qos;  // the tier's QOS the job runs in (canonical name), when governed

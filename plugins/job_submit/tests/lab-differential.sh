@@ -36,7 +36,7 @@ pick() { local a=("$@"); echo "${a[RANDOM % ${#a[@]}]}"; }
 # One random form: GPU fields, node/task shape, tier, account spelling, time, requeue.
 random_form() {
     local f=() n
-    case $((RANDOM % 9)) in
+    case $((RANDOM % 10)) in
         0) f+=(--gpus="$((RANDOM % 10 + 1))") ;;
         1) f+=(--gres=gpu:"$((RANDOM % 5 + 1))") ;;
         2) f+=(--gres="gpu:$((RANDOM % 4 + 1)),gpu:$((RANDOM % 4 + 1))") ;;
@@ -46,7 +46,9 @@ random_form() {
         6) n=$((RANDOM % 3 + 1)); f+=(--ntasks-per-gpu="$n" -n "$((n * (RANDOM % 5 + 1)))") ;;
         7) f+=(--exclusive -N "$(pick 1 2)") ;;
         8) f+=(--gres=gpu:1 -n "$((RANDOM % 30 + 1))" $(pick "" --ntasks-per-node=8 --ntasks-per-node=16)) ;;
+        9) f+=(--gpus-per-socket="$((RANDOM % 3 + 1))" --sockets-per-node=2 -N "$(pick 1 2)") ;;
     esac
+    case $((RANDOM % 4)) in 0) f+=(-p main,main) ;; 1) f+=(-p main) ;; *) ;; esac
     case $((RANDOM % 6)) in
         0) f+=(--qos=general) ;; 1) f+=(--qos=spot) ;; 2) f+=(--qos=SPOT) ;;
         3) f+=(--qos=team-a) ;; *) ;;
