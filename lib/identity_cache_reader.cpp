@@ -722,24 +722,32 @@ Snapshot* cache_acquire(CacheHandle* h, const char** why, Fault* fault) noexcept
         set_fault(fault, Fault::Missing);
         return nullptr;
     }
-    char where[PATH_MAX] = "";
-    const char* dir_why = nullptr;
-    const Fault dir_fault = check_trusted_dirs(h->path, h->trust, &dir_why, where, sizeof where);
     struct stat st;
-    const bool exists = dir_fault == Fault::None && stat(h->path, &st) == 0;
+    const bool exists = stat(h->path, &st) == 0;
+    char where[PATH_MAX] = "";
     pthread_mutex_lock(&h->mu);
     Snapshot* result = nullptr;
-    if (dir_fault != Fault::None)
-        drop_current(*h, dir_fault, dir_why);
-    else if (!exists)
+    if (!exists) {
         drop_current(*h, Fault::Missing, "missing");
-    else
-        result = refresh(*h, st);
+    } else if (same_ident(*h, st)) {
+        // The file that was checked and mapped: anything done through a
+        // writable directory (replacing the file, or a directory above it)
+        // would have changed its identity, so its directories need no new walk.
+        result = h->ident_failed ? nullptr : h->current;
+    } else {
+        const char* dir_why = nullptr;
+        const Fault dir_fault =
+            check_trusted_dirs(h->path, h->trust, &dir_why, where, sizeof where);
+        if (dir_fault != Fault::None)
+            drop_current(*h, dir_fault, dir_why);
+        else
+            result = refresh(*h, st);
+    }
     if (result) {
         snapshot_ref(result);
         h->logged = nullptr;
     } else if (h->last_fault == Fault::Untrusted || h->last_fault == Fault::Invalid) {
-        note_refusal(*h, dir_fault != Fault::None ? where : h->path, h->last_error);
+        note_refusal(*h, where[0] ? where : h->path, h->last_error);
     }
     const char* err = h->last_error;
     const Fault f = h->last_fault;

@@ -17,9 +17,12 @@
 // Trust (like sshd's StrictModes): a cache is used only when the file and
 // every directory above it are owned by root (or TrustPolicy::owner) and
 // writable by nobody else. Anything else is refused before the file is read:
-// whoever can replace a cache could otherwise name themselves root. The check
-// runs on every acquire (a chmod of a parent directory is seen at once) and
-// the file's own owner and mode are taken from the open descriptor.
+// whoever can replace a cache could otherwise name themselves root. A handle
+// checks the directories whenever the file at its path is not the one it
+// checked and mapped (first use, replacement, chmod/chown of the file): any
+// use of a writable directory to swap the cache, or a directory above it,
+// changes that identity. The file's own owner and mode are taken from the
+// open descriptor. snapshot_open_trusted() checks on every call.
 //
 // Local accounts: LocalFile follows /etc/passwd or /etc/group and answers
 // whether a name or an id is already the node's own, so callers never answer

@@ -474,7 +474,7 @@ ALLOT_EXPORT nss_status _nss_allot_initgroups_dyn(const char* user, gid_t skip, 
     if (!user || !start || !size || !groupsp) return not_found(errnop);
     return with_cache(&g_group, errnop, [&](Snapshot* s, const Local& l) {
         const size_t n = strlen(user);
-        if (local_has_name(l.passwd, user, n)) return not_found(errnop);
+        if (n > kMaxNameLen || local_name(l, Str{user, uint32_t(n)})) return not_found(errnop);
         GroupList gl{&l, skip, start, size, groupsp, limit, 0, false};
         groups_of_member(s, user, n, add_gid, &gl);
         if (gl.out_of_memory) {

@@ -454,8 +454,15 @@ TEST_F(Nss, UntrustedCachesAreUnavailableUntilFixed)
     }
     ASSERT_EQ(chmod(file.c_str(), 0644), 0);
     EXPECT_EQ(_nss_allot_getpwnam_r("bob", &pw, buf, sizeof buf, &err), NSS_STATUS_SUCCESS);
+    // A writable directory is seen when the cache in it changes: that is the
+    // only way anyone could use it against the reader.
     for (const std::string& dir : {kDir, kTop}) {
         ASSERT_EQ(chmod(dir.c_str(), 01777), 0);
+        for (const char* name : {"/passwd.cache", "/group.cache"}) {  // as an attacker could
+            const std::string f = kDir + name;
+            ASSERT_EQ(std::system(("cp -p '" + f + "' '" + f + ".new'").c_str()), 0);
+            ASSERT_EQ(rename((f + ".new").c_str(), f.c_str()), 0);
+        }
         EXPECT_EQ(_nss_allot_getpwnam_r("bob", &pw, buf, sizeof buf, &err), NSS_STATUS_UNAVAIL)
             << dir;
         EXPECT_EQ(_nss_allot_getgrnam_r("team-a", &gr, buf, sizeof buf, &err), NSS_STATUS_UNAVAIL)
