@@ -88,6 +88,7 @@ struct Desc {
     {
         slurm_init_job_desc_msg(&d);
         d.user_id = uid;
+        d.het_job_offset = NO_VAL;  // as slurmctld sets it for a job that is not heterogeneous
     }
     ~Desc()
     {
@@ -164,6 +165,30 @@ TEST_F(Plugin, OverCapRejectedButAtCapAccepted)
     fits.set(&fits.d.tres_per_job, "gres:gpu:8");
     ErrMsg none;
     EXPECT_EQ(submit(&fits.d, 1001, &none.text), SLURM_SUCCESS);
+}
+
+TEST_F(Plugin, HeterogeneousComponentsAddUpPerThreadAndJob)
+{
+    // slurmctld validates a het job's components one after another in one thread.
+    auto component = [&](uint32_t offset, const char* gpus, char** err) {
+        Desc c(1001);
+        c.set(&c.d.tres_per_job, gpus);
+        c.d.het_job_offset = offset;
+        return submit(&c.d, 1001, err);
+    };
+    ErrMsg first, second;
+    EXPECT_EQ(component(0, "gres:gpu:5", &first.text), SLURM_SUCCESS);
+    EXPECT_EQ(component(1, "gres:gpu:5", &second.text), ESLURM_ACCOUNTING_POLICY);
+    ASSERT_NE(second.text, nullptr);
+    EXPECT_NE(std::string(second.text)
+                  .find("heterogeneous job component 1: this heterogeneous "
+                        "job asks for 10 GPUs in all"),
+              std::string::npos)
+        << second.text;
+    // Offset 0 starts the next job: its tally begins again.
+    ErrMsg next0, next1;
+    EXPECT_EQ(component(0, "gres:gpu:4", &next0.text), SLURM_SUCCESS);
+    EXPECT_EQ(component(1, "gres:gpu:4", &next1.text), SLURM_SUCCESS);
 }
 
 TEST_F(Plugin, ModifyRefusesTimePastTierMaxUnlessOperator)
