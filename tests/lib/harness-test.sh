@@ -54,4 +54,7 @@ expect_eq "the exit status survives the clean-up" "$rc" 3
 check "on_exit ran" test -e "$marker"
 check_fails "the child's service was stopped" kill -0 "$(cat "$marker.pid")"
 check_fails "the child's ports were released" test -e "$HARNESS_PORT_DIR/$(cat "$marker.port")"
+HARNESS_TMP_SAVE=$HARNESS_TMP
+out=$(HARNESS_TMP=$HARNESS_TMP child 'true')
+check "a child sourcing the library never removes the parent's directory" test -d "$HARNESS_TMP_SAVE"
 finish

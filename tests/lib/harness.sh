@@ -16,7 +16,8 @@
 #   finish                       prints "N passed, N failed"; exit status 0 iff none failed
 # Services and clean-up (one EXIT trap; never set your own, use on_exit):
 #   on_exit CMD...               run at exit, last registered first
-#   harness_tmpdir [NAME]        sets HARNESS_TMP to a fresh directory removed at exit
+#   harness_tmpdir [NAME]        sets HARNESS_TMP (not exported) to a fresh directory removed
+#                                at exit
 #   start_service NAME CMD...    starts CMD in its own session, logs to $HARNESS_TMP/NAME.log,
 #                                records the PID (service_pid NAME); stopped at exit
 #   stop_service NAME [SECONDS]  TERM, wait (default 15 s), then KILL; only that PID
@@ -40,6 +41,7 @@
 
 [ -n "${HARNESS_LOADED:-}" ] && return 0
 HARNESS_LOADED=1
+HARNESS_TMP="" # never inherited: a child script that sources this file must not remove ours
 HARNESS_PASSED=0
 HARNESS_FAILED=0
 HARNESS_ALIVE=()
@@ -143,10 +145,7 @@ _harness_exit() {
 trap _harness_exit EXIT
 trap 'exit 130' INT TERM
 
-harness_tmpdir() {
-    HARNESS_TMP=$(mktemp -d "/tmp/allot-${1:-test}.XXXXXX")
-    export HARNESS_TMP
-}
+harness_tmpdir() { HARNESS_TMP=$(mktemp -d "/tmp/allot-${1:-test}.XXXXXX"); }
 
 # ------------------------------------------------------------------ services
 _pid_alive() { [ -n "$1" ] && kill -0 "$1" 2>/dev/null && ! grep -q '^State:.*Z' "/proc/$1/status" 2>/dev/null; }
