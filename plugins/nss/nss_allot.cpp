@@ -105,6 +105,8 @@ void local_release_both(Local& l)
     l = Local{nullptr, nullptr};
 }
 
+// 0 (root) and 65534 (nobody, kNobodyId of identity_validate.hpp, which this
+// module cannot include: it holds std containers).
 bool reserved_id(uint32_t id)
 {
     return id == 0 || id == 65534;
