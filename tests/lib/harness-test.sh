@@ -54,6 +54,8 @@ expect_eq "the exit status survives the clean-up" "$rc" 3
 check "on_exit ran" test -e "$marker"
 check_fails "the child's service was stopped" kill -0 "$(cat "$marker.pid")"
 check_fails "the child's ports were released" test -e "$HARNESS_PORT_DIR/$(cat "$marker.port")"
+bash -c "set -e; . '$HERE/harness.sh'; start_service s sleep 600; true" >/dev/null 2>&1
+expect_eq "a set -e script that stops a service at exit still exits 0" "$?" 0
 HARNESS_TMP_SAVE=$HARNESS_TMP
 out=$(HARNESS_TMP=$HARNESS_TMP child 'true')
 check "a child sourcing the library never removes the parent's directory" test -d "$HARNESS_TMP_SAVE"

@@ -136,6 +136,7 @@ on_exit() { HARNESS_EXIT+=("$(printf '%q ' "$@")"); }
 
 _harness_exit() {
     local rc=$? i name
+    set +e # clean-up runs to the end even in a `set -e` script
     for ((i = ${#HARNESS_EXIT[@]} - 1; i >= 0; i--)); do eval "${HARNESS_EXIT[$i]}" >/dev/null 2>&1; done
     for name in "${!HARNESS_PIDS[@]}"; do stop_service "$name" 5 >/dev/null 2>&1; done
     _release_ports
@@ -169,7 +170,7 @@ stop_service() { # stop_service NAME [SECONDS]
     kill -TERM "$pid" 2>/dev/null
     for ((i = 0; i < t * 10; i++)); do _pid_alive "$pid" || break; sleep 0.1; done
     _pid_alive "$pid" && kill -KILL "$pid" 2>/dev/null
-    wait "$pid" 2>/dev/null
+    wait "$pid" 2>/dev/null || true
     return 0
 }
 
