@@ -283,7 +283,7 @@ private:
         const size_t n = std::char_traits<char>::length(word);
         if (pos_ + n <= s_.size() && iequals(s_.substr(pos_, n), word) &&
             (pos_ + n == s_.size() || s_[pos_ + n] == ' ' || s_[pos_ + n] == '(')) {
-            if (save == pos_ && pos_ != 0) {  // needs a space before
+            if (pos_ != 0 && s_[pos_ - 1] != ' ' && s_[pos_ - 1] != '(') {  // a word of its own
                 pos_ = save;
                 return false;
             }

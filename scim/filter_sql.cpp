@@ -193,40 +193,53 @@ struct Compiler {
     }
 
     // Inside a valuePath, attributes name the sub-attributes of `multi`.
-    Result<std::string> compile(const Filter& f, const MultiColumn* multi = nullptr)
+    // `negate`: compile `not (f)`. Negation is pushed down to the leaves (De
+    // Morgan), so `not` adds no nesting and the SQL nests only where and/or
+    // alternate: within the parser's 24 levels SQLite's parser stack holds.
+    Result<std::string> compile(const Filter& f, const MultiColumn* multi = nullptr,
+                                bool negate = false)
     {
         switch (f.kind) {
             case Filter::Kind::And:
-            case Filter::Kind::Or: {
-                // One flat (a AND b AND c ...) per chain: the parser's left-deep
-                // tree nested as deep as it has terms, past SQLite's parser stack.
-                const char* sep = f.kind == Filter::Kind::And ? " AND " : " OR ";
-                std::string out = "(";
-                bool first = true;
-                for (const Filter* term : chain_terms(f)) {
-                    auto t = compile(*term, multi);
-                    if (!t) return t;
-                    out += (first ? "" : sep) + t.value();
-                    first = false;
-                }
-                return out + ")";
-            }
-            case Filter::Kind::Not: {
-                auto inner = compile(*f.left, multi);
-                if (!inner) return inner;
-                return "(NOT COALESCE(" + inner.value() + ", 0))";
-            }
-            case Filter::Kind::ValuePath: {
-                if (multi) return bad_filter("nested value filters are not supported");
-                const MultiColumn* m = find_multi(f.path);
-                if (!m) return bad_filter("'" + f.path.display() + "' is not multi-valued");
-                auto inner = compile(*f.left, m);
-                if (!inner) return inner;
-                return "(EXISTS (SELECT 1 " + std::string(m->source) + where_join(m) +
-                       inner.value() + "))";
-            }
+            case Filter::Kind::Or: return chain(f, multi, negate);
+            case Filter::Kind::Not: return compile(*f.left, multi, !negate);
+            case Filter::Kind::ValuePath:
             case Filter::Kind::Compare: break;
         }
+        auto leaf = f.kind == Filter::Kind::ValuePath ? value_path(f, multi) : comparison(f, multi);
+        if (!leaf || !negate) return leaf;
+        // True unless the leaf is true: a NULL (missing attribute) counts as false.
+        return "(" + leaf.value() + " IS NOT 1)";
+    }
+
+    // One flat (a AND b AND c ...) per chain: the parser's left-deep tree
+    // nested as deep as it has terms, past SQLite's parser stack.
+    Result<std::string> chain(const Filter& f, const MultiColumn* multi, bool negate)
+    {
+        const bool all = (f.kind == Filter::Kind::And) != negate;
+        std::string out = "(";
+        bool first = true;
+        for (const Filter* term : chain_terms(f)) {
+            auto t = compile(*term, multi, negate);
+            if (!t) return t;
+            out += (first ? "" : all ? " AND " : " OR ") + t.value();
+            first = false;
+        }
+        return out + ")";
+    }
+
+    Result<std::string> value_path(const Filter& f, const MultiColumn* multi)
+    {
+        if (multi) return bad_filter("nested value filters are not supported");
+        const MultiColumn* m = find_multi(f.path);
+        if (!m) return bad_filter("'" + f.path.display() + "' is not multi-valued");
+        auto inner = compile(*f.left, m);
+        if (!inner) return inner;
+        return "(EXISTS (SELECT 1 " + std::string(m->source) + where_join(m) + inner.value() + "))";
+    }
+
+    Result<std::string> comparison(const Filter& f, const MultiColumn* multi)
+    {
         if (multi) {
             if (!f.path.sub.empty() || !f.path.schema.empty())
                 return bad_filter("'" + f.path.display() +

@@ -58,6 +58,9 @@ TEST(Filter, PrecedenceAndGrouping)
     EXPECT_EQ(parsed("a eq 1 or b eq 2 and c eq 3"), "(a eq 1 OR (b eq 2 AND c eq 3))");
     EXPECT_EQ(parsed("(a eq 1 or b eq 2) and c eq 3"), "((a eq 1 OR b eq 2) AND c eq 3)");
     EXPECT_EQ(parsed("not (a eq 1) and b pr"), "(NOT a eq 1 AND b pr)");
+    // `not` after and/or, and right after an opening parenthesis.
+    EXPECT_EQ(parsed("a pr or not (b pr)"), "(a pr OR NOT b pr)");
+    EXPECT_EQ(parsed("(not (a pr))"), "NOT a pr");
     EXPECT_EQ(parsed("a eq 1 AND b eq 2 OR c eq 3"), "((a eq 1 AND b eq 2) OR c eq 3)");
     EXPECT_EQ(parsed(R"(emails[type eq "work" and value co "@example.com"])"),
               "emails[(type eq 'work' AND value co '@example.com')]");

@@ -186,6 +186,12 @@ TEST_F(StoreTest, FiltersCompileToSql)
         V{"carol"});
     EXPECT_EQ(names("active eq false"), V{"erin"});
     EXPECT_EQ(names("not (active eq true)"), V{"erin"});
+    // Negation is pushed to the leaves (De Morgan) with the same meaning; a
+    // missing attribute (NULL) counts as false under `not`.
+    EXPECT_EQ(names(R"(not (active eq true or userName eq "erin"))"), V{});
+    EXPECT_EQ(names(R"(not (active eq true and userName ne "erin"))"), V{"erin"});
+    EXPECT_EQ(names(R"(not (not (userName eq "bob")))"), V{"bob"});
+    EXPECT_EQ(names("not (emails pr)").size(), 4u);
     EXPECT_EQ(names("emails pr"), V{"erin"});
     EXPECT_EQ(names(R"(emails[type eq "work" and value co "@Example"])"), V{"erin"});
     EXPECT_EQ(names(R"(emails.value sw "erin")"), V{"erin"});
