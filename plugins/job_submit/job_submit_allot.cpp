@@ -217,6 +217,24 @@ void log_decision(const job_desc_msg_t& desc, const allot::JobRequest& request,
         c.account ? c.account->c_str() : request.account.c_str(), time.c_str(), requeue);
 }
 
+// The same for an update: the job as it will be once slurmctld applies the update.
+void log_update_decision(uint32_t job_id, const allot::JobRequest& current,
+                         const allot::JobRequest& update, const allot::Decision& d)
+{
+    const auto& c = d.changes;
+    const auto minutes = c.time_minutes        ? c.time_minutes
+                         : update.time_minutes ? update.time_minutes
+                                               : current.time_minutes;
+    const std::string time = minutes ? std::to_string(*minutes) : "none";
+    const bool requeue = c.set_requeue || (update.requeue_set ? update.requeue : current.requeue);
+    const std::string& qos = c.qos ? *c.qos : !update.qos.empty() ? update.qos : current.qos;
+    slurm_debug(
+        "allot: decided update of job %u: accepted=%d gpus=%llu tier=%s qos=%s time=%s "
+        "requeue=%d",
+        job_id, d.accepted ? 1 : 0, static_cast<unsigned long long>(d.gpus),
+        allot::tier_name(d.tier), qos.c_str(), time.c_str(), requeue ? 1 : 0);
+}
+
 }  // namespace
 
 extern "C" ALLOT_EXPORT int init(void) noexcept
@@ -285,6 +303,8 @@ int modify(job_desc_msg_t* desc, job_record_t* job_ptr, uint32_t submit_uid, cha
         allot::job_submit::user_team_accounts(current_job.uid, team_accounts(loaded->config));
     const auto decision = allot::decide_modify(current_job, update, loaded->config,
                                                allot::job_submit::SlurmLimits(loaded->shape));
+    log_update_decision(allot::slurm_compat::job_desc_job_id(*current_desc), current_job, update,
+                        decision);
     if (!decision.accepted) {
         slurm_info("allot: refused update of job %u from uid %u: %s",
                    allot::slurm_compat::job_desc_job_id(*current_desc), submit_uid,

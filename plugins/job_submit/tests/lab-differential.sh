@@ -7,7 +7,9 @@
 # job '<name>' ...", under `scontrol setdebug debug`) with what slurmctld records for the job
 # (`scontrol show job`): GPUs, QOS, Account, TimeLimit and Requeue. A form allot rejects
 # over a cap is submitted again in the uncapped spot tier, so its GPU count is checked too.
-# Any mismatch is a failure; each one prints the form to replay it.
+# A third of the accepted jobs are then updated by the user (tier, time limit, requeue) and
+# what allot decided for the update ("allot: decided update of job J ...") is compared with
+# the record after it. Any mismatch is a failure; each one prints the form to replay it.
 #
 # slurmctld's GPUs for a job: the gres/gpu of its TRES; for a node range, its GPUs per node
 # at the range's top; for a whole-node (--exclusive, OverSubscribe=NO) job, every GPU of
@@ -95,7 +97,35 @@ ctld_gpus() {
 decision_of() { grep "allot: decided job '$1' " "$LAB/log/slurmctld.log" | tail -1; }
 field_of() { sed -n "s/.* $2=\([^ ]*\).*/\1/p" <<<"$1"; }
 
-compared=0 mismatches=0 slurm_refused=0 allot_refused=0
+# An update by the user (tier, time, requeue), decided by allot's job_modify: what it
+# decided ("allot: decided update of job J ...") must be what slurmctld then records;
+# a refused update must leave the record as it was.
+random_update() {
+    local i=$1 j=$2 u=() before after d got want t
+    u+=(qos="$(pick general spot SPOT team-a)")
+    case $((RANDOM % 4)) in 0) u+=(timelimit="$(pick 30 2:00:00 2-00:00:00)") ;; 1) u+=(requeue=0) ;; *) ;; esac
+    before="$(job_field "$j" QOS) $(minutes "$(job_field "$j" TimeLimit)") $(job_field "$j" Requeue)"
+    as alice scontrol update jobid="$j" "${u[@]}" >/dev/null 2>&1
+    d=$(grep "allot: decided update of job $j: " "$LAB/log/slurmctld.log" | tail -1)
+    after="$(job_field "$j" QOS) $(minutes "$(job_field "$j" TimeLimit)") $(job_field "$j" Requeue)"
+    updates=$((updates + 1))
+    if [ "$(field_of "$d" accepted)" != 1 ]; then
+        [ "$after" = "$before" ] && return
+        mismatches=$((mismatches + 1))
+        fail "case $i update ${u[*]}" "allot refused it, but the job changed from '$before' to '$after'"
+        return
+    fi
+    t=$(field_of "$d" time); [ "$t" = 4294967295 ] || [ "$t" = none ] && t=UNLIMITED
+    want="$(field_of "$d" qos) $t $(field_of "$d" requeue)"
+    got=$after
+    if [ "$got" != "$want" ]; then
+        mismatches=$((mismatches + 1))
+        fail "case $i update ${u[*]}" "allot decided: $want
+slurmctld has: $got (before: $before)"
+    fi
+}
+
+compared=0 mismatches=0 slurm_refused=0 allot_refused=0 updates=0
 for i in $(seq 1 "$CASES"); do
     read -r -a form <<<"$(random_form)"
     name="diff-$SEED-$i"
@@ -123,7 +153,7 @@ for i in $(seq 1 "$CASES"); do
     j=$(jobid "$r")
     compared=$((compared + 1))
     want_time=$(field_of "$d" time); [ "$want_time" = none ] && want_time=UNLIMITED
-    [ "$want_time" = 4294967294 ] && want_time=UNLIMITED
+    [ "$want_time" = 4294967295 ] && want_time=UNLIMITED
     want_requeue=$(field_of "$d" requeue); [ "$want_requeue" = default ] && want_requeue=1
     got="gpus=$(ctld_gpus "$j") qos=$(job_field "$j" QOS) account=$(job_field "$j" Account) time=$(minutes "$(job_field "$j" TimeLimit)") requeue=$(job_field "$j" Requeue)"
     want="gpus=$(field_of "$d" gpus) qos=$(field_of "$d" qos) account=$(field_of "$d" account) time=$want_time requeue=$want_requeue"
@@ -132,8 +162,10 @@ for i in $(seq 1 "$CASES"); do
         fail "case $i: ${form[*]}" "allot decided: $want
 slurmctld has: $got"
     fi
+    [ $((RANDOM % 3)) = 0 ] && random_update "$i" "$j"
     scancel "$j" 2>/dev/null
 done
+note "$updates updates by the user compared,"
 note "$compared accepted forms compared, $allot_refused refused by allot (GPU counts checked in spot), $slurm_refused refused by Slurm itself"
 expect_eq "every decision matches slurmctld's record" "$mismatches" 0
 check "most forms were compared, not refused" test "$compared" -ge $((CASES / 2))
