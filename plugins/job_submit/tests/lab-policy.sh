@@ -27,6 +27,8 @@ r=$(submit alice -p main,main --gpus=12 --wrap true)
 expect_refused "-p main,main is governed" "$r" "allot: this job asks for 12 GPUs $CAP"
 r=$(submit bob -p main,main --gpus=1 --wrap true)
 expect_refused "a partition list in the default account is governed too" "$r" "not yet in a team"
+r=$(submit alice -p MAIN --gpus=12 --wrap true)
+expect_refused "partition names are exact: slurmctld itself refuses -p MAIN" "$r" "Invalid partition name specified"
 r=$(submit alice --qos=" spot" --gpus=1 --wrap true)
 expect_refused "a QOS with a space is slurmctld's to refuse (no such QOS)" "$r" "Invalid qos specification"
 
