@@ -142,7 +142,7 @@ Result<bool> parse(const YamlNode& root, const DirectoryPolicy& policy,
                     return make_error(k + ": unknown key (line " + std::to_string(v.line) + ")");
                 }
             }
-            auto ok = normalize_group(w.group);
+            auto ok = normalize_group(w.group, policy);
             if (!ok) return make_error(where + ": " + ok.error().message);
             if (!seen.insert("g:" + w.group.display_name).second)
                 return make_error(where + ": group '" + w.group.display_name + "' listed twice");

@@ -267,7 +267,7 @@ int group_command(Context& ctx, Args& args, const std::string& sub)
         if (pos.size() != 1) return kUsage;
         g.display_name = pos[0];
         if (auto rc = resolve(members, g.members)) return *rc;
-        auto ok = normalize_group(g);
+        auto ok = normalize_group(g, directory_policy(ctx.config));
         if (!ok) return fail(ok.error().message);
         auto made = ctx.store->create_group(g);
         if (!made) return store_fail(made.error());

@@ -11,8 +11,7 @@ IdRange id_range(const Config& c)
 DirectoryPolicy directory_policy(const Config& c)
 {
     DirectoryPolicy p;
-    p.shells = c.identity.shells;
-    p.home_prefix = c.identity.home_prefix;
+    p.rules = identity_rules(c.identity);  // the sync's rules, without this host's accounts
     p.home_template = c.scim_server.home_template;
     p.default_shell = c.scim_server.shell;
     return p;

@@ -92,8 +92,9 @@ std::optional<HttpResponse> check_body(const HttpRequest& r, size_t max, JsonPtr
         if (t != "application/scim+json" && t != "application/json")
             return scim_error(Errc::UnsupportedMedia, "content type must be application/scim+json");
     }
-    out = json_parse(r.body, max);
-    if (!out) return scim_error(Errc::InvalidSyntax, "body is not valid JSON");
+    std::string why;
+    out = json_parse(r.body, max, &why);
+    if (!out) return scim_error(Errc::InvalidSyntax, "body is not valid JSON: " + why);
     return std::nullopt;
 }
 

@@ -73,7 +73,10 @@ struct GroupKind {
     {
         return scim::group_from_json(body);
     }
-    static Result<bool> normalize(T& g, const ServiceOptions&) { return normalize_group(g); }
+    static Result<bool> normalize(T& g, const ServiceOptions& o)
+    {
+        return normalize_group(g, o.policy);
+    }
     static Status patch(T& g, const cJSON* body, const ServiceOptions&)
     {
         return apply_group_patch(g, body);

@@ -5,6 +5,7 @@
 #include <ctime>
 #include <stdexcept>
 
+#include "allot/identity_validate.hpp"
 #include "store_tables.hpp"
 
 namespace allot::scimd {
@@ -67,7 +68,8 @@ Result<int64_t> next_free(Conn& c, const std::string& kind, int64_t lo, int64_t 
         st.bind(1, kind);
         if (st.step() == SQLITE_ROW) n = std::max(lo, st.col_int(0));
     }
-    while (n <= hi && in_ledger(c, kind, n)) ++n;
+    // 0 (root) and 65534 (nobody) are never a directory id: the validator refuses them.
+    while (n <= hi && (n == 0 || n == kNobodyId || in_ledger(c, kind, n))) ++n;
     if (n > hi) return int64_t{0};
     auto seq = c.prepare(
         "INSERT INTO sequences(kind,next) VALUES(?,?) "

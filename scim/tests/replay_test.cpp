@@ -92,7 +92,7 @@ protected:
         ASSERT_TRUE(store) << err;
         ServiceOptions o;
         o.public_url = "https://id.test";
-        o.policy.shells = {"/bin/bash"};
+        o.policy.rules.shells = {"/bin/bash"};
         o.token.issuer = "https://id.test";
         o.token.audience = "kube";
         o.keys_dir = dir.file("keys");

@@ -50,7 +50,7 @@ protected:
         ASSERT_TRUE(store) << err;
         ServiceOptions o;
         o.public_url = "https://id.test";
-        o.policy.shells = {"/bin/bash", "/bin/zsh"};
+        o.policy.rules.shells = {"/bin/bash", "/bin/zsh"};
         o.max_body = 4096;
         o.token.issuer = "https://id.test";
         o.token.audience = "kube";
