@@ -183,10 +183,16 @@ NodeAccess decide_node_access(const Config& config, const std::string& user, con
     if (config.node.role == NodeRole::Login) return {true, {}, "login node"};
     auto uid = directory_user(config, user, users, node);
     if (!uid) return {false, uid.error().code, uid.error().describe()};
+    return admit_directory_user(config, user, uid.value(), users, now, registry);
+}
+
+NodeAccess admit_directory_user(const Config& config, const std::string& user, uint32_t uid,
+                                const UserDb& users, int64_t now, const RegistryOptions& registry)
+{
     if (users.in_group(user, config.node.admin_group))
         return {true, {}, "admin group " + config.node.admin_group};
     for (const auto& job : current_jobs(config.node.run_dir, now, registry))
-        if (job.uid == uid.value()) return {true, {}, "job " + std::to_string(job.job_id)};
+        if (job.uid == uid) return {true, {}, "job " + std::to_string(job.job_id)};
     return {false, make_error_code(node::Errc::NoJob), "no running job on this node"};
 }
 

@@ -94,6 +94,11 @@ struct NodeAccess {
 NodeAccess decide_node_access(const Config& config, const std::string& user, const UserDb& users,
                               const NodeIdentity& node, int64_t now,
                               const RegistryOptions& registry = {});
+// The compute-node part of the rule for a directory user already resolved
+// (directory_user() gave `uid`): admin group or a current job.
+NodeAccess admit_directory_user(const Config& config, const std::string& user, uint32_t uid,
+                                const UserDb& users, int64_t now,
+                                const RegistryOptions& registry = {});
 
 // The error for node.role left unset, as pam_allot and allot-keys report it.
 Error no_role_error(const Config& config);

@@ -96,7 +96,7 @@ KeysOutcome resolve_keys(const KeysContext& ctx, const std::string& user)
     if (!uid) return refused(KeysSource::NotDirectory, uid.error());
     if (config.node.role == NodeRole::Compute) {
         const auto access =
-            decide_node_access(config, user, *ctx.users, ctx.node, ctx.now, ctx.registry);
+            admit_directory_user(config, user, uid.value(), *ctx.users, ctx.now, ctx.registry);
         if (!access.allowed) return {{}, KeysSource::Denied, access.code, access.reason};
     }
     std::string note;
