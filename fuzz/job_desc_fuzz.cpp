@@ -1,5 +1,6 @@
-// fuzz-sources: lib/policy.cpp lib/gpu_request.cpp lib/units.cpp lib/result.cpp
-// plugins/job_submit/node_table.cpp
+// clang-format off
+// fuzz-sources: lib/policy.cpp lib/gpu_request.cpp lib/units.cpp lib/result.cpp plugins/job_submit/node_table.cpp
+// clang-format on
 //
 // job_desc_fuzz.cpp - what job_submit/allot decides on any job a user can send: the GPU
 // count over every field (TRES strings, node/task/socket counts, ranges, --ntasks-per-gpu,
