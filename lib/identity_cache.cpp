@@ -3,6 +3,7 @@
 // for the layout).
 #include "allot/identity_cache.hpp"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -284,7 +285,55 @@ Result<bool> write_atomic(const std::string& dir, const char* name, const std::s
     return true;
 }
 
+// The readers trust a cache only in a directory nobody but its owner can
+// write (as sshd's StrictModes); the writer refuses to publish anywhere else,
+// so a cache it wrote is never one a reader must refuse.
+Status check_trusted_dir(const std::string& dir, const struct stat& st)
+{
+    if (st.st_uid != geteuid())
+        return make_error(Errc::Refused, "refusing to publish into " + dir + ": owned by uid " +
+                                             std::to_string(st.st_uid) + ", not by uid " +
+                                             std::to_string(geteuid()) + " (chown it)");
+    if (st.st_mode & (S_IWGRP | S_IWOTH))
+        return make_error(Errc::Refused, "refusing to publish into " + dir +
+                                             ": writable by group or others (chmod 755 it)");
+    return ok_status();
+}
+
+// ".passwd.cache.XXXXXX" and its siblings: the temporary names write_atomic uses.
+bool is_cache_temporary(std::string_view name)
+{
+    for (const char* file : {kPasswdCacheFile, kGroupCacheFile, kKeysCacheFile}) {
+        const std::string prefix = std::string(".") + file + ".";
+        if (name.size() == prefix.size() + 6 && name.compare(0, prefix.size(), prefix) == 0)
+            return true;
+    }
+    return false;
+}
+
 }  // namespace
+
+Result<size_t> remove_stale_cache_temporaries(const std::string& dir)
+{
+    DIR* d = opendir(dir.c_str());
+    if (!d) {
+        if (errno == ENOENT) return size_t(0);
+        return make_error(Errc::Io, "reading " + dir + ": " + std::strerror(errno));
+    }
+    std::vector<std::string> stale;
+    while (const dirent* e = readdir(d))
+        if (is_cache_temporary(e->d_name)) stale.emplace_back(e->d_name);
+    closedir(d);
+    size_t removed = 0;
+    for (const auto& name : stale) {
+        const std::string path = dir + "/" + name;
+        if (unlink(path.c_str()) == 0)
+            ++removed;
+        else if (errno != ENOENT)
+            return make_error(Errc::Io, "removing " + path + ": " + std::strerror(errno));
+    }
+    return removed;
+}
 
 Result<CacheImages> build_identity_cache(const std::vector<PosixUser>& users,
                                          const std::vector<PosixGroup>& groups, uint64_t generation)
@@ -364,10 +413,11 @@ Result<bool> publish_identity_cache(const std::string& dir, const std::vector<Po
     if (!images) return images.error();
 
     if (mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST)
-        return make_error("creating " + dir + ": " + std::strerror(errno));
+        return make_error(Errc::Io, "creating " + dir + ": " + std::strerror(errno));
     struct stat dst;
-    if (stat(dir.c_str(), &dst) != 0 || !S_ISDIR(dst.st_mode))
-        return make_error(dir + " is not a directory");
+    if (lstat(dir.c_str(), &dst) != 0 || !S_ISDIR(dst.st_mode))
+        return make_error(Errc::Io, dir + " is not a directory");
+    if (auto trusted = check_trusted_dir(dir, dst); !trusted) return trusted.error();
     const gid_t keys_gid =
         options.keys_gid == static_cast<gid_t>(-1) ? dst.st_gid : options.keys_gid;
 

@@ -24,6 +24,11 @@ constexpr const char* kTexts[] = {
     "invalid SSH public key",
     "too many SSH keys",
     "too many group members",
+    "field of the wrong type",
+    "no POSIX extension",
+    "duplicate name",
+    "duplicate id",
+    "unknown group member",
 };
 }  // namespace
 

@@ -16,27 +16,14 @@
 
 #include "allot/gpu_request.hpp"
 #include "allot/units.hpp"
-#include "compat/slurm.hpp"  // also the exported but undeclared state/reason names and bitmaps
+#include "compat/slurm_list.hpp"  // also the exported but undeclared state/reason names and bitmaps
 #include "slurm_query.hpp"
 
 namespace allot::mylimits {
 namespace {
 
-struct ListDeleter {
-    void operator()(list_t* l) const
-    {
-        if (l) slurm_list_destroy(l);
-    }
-};
-using ListPtr = std::unique_ptr<list_t, ListDeleter>;
-
-struct IterDeleter {
-    void operator()(list_itr_t* it) const
-    {
-        if (it) slurm_list_iterator_destroy(it);
-    }
-};
-using IterPtr = std::unique_ptr<list_itr_t, IterDeleter>;
+using slurm_compat::for_each;
+using slurm_compat::ListPtr;
 
 struct JobMsgDeleter {
     void operator()(job_info_msg_t* m) const { slurm_free_job_info_msg(m); }
@@ -74,14 +61,6 @@ ListPtr name_list(const std::vector<std::string>& names)
     ListPtr l(slurm_list_create(nullptr));
     for (const auto& n : names) slurm_list_append(l.get(), const_cast<char*>(n.c_str()));
     return l;
-}
-
-template <typename T, typename F>
-void for_each(list_t* l, F&& f)
-{
-    if (!l) return;
-    IterPtr it(slurm_list_iterator_create(l));
-    while (void* x = slurm_list_next(it.get())) f(static_cast<T*>(x));
 }
 
 std::string str(const char* s)

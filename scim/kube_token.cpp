@@ -25,6 +25,7 @@
 
 #include "allot/config.hpp"
 #include "allot/json.hpp"
+#include "compat/curl.hpp"
 #include "codec.hpp"
 #include "munge.hpp"
 #include "util.hpp"
@@ -37,10 +38,6 @@ namespace {
 const char* kUsage =
     "usage: allot-kube-token [-c CONFIG] [--issuer URL] [--audience AUD] [--cacert FILE]\n"
     "                        [--munge-socket PATH] [--cache-dir DIR] [--no-cache]\n";
-
-struct CurlDeleter {
-    void operator()(CURL* c) const { curl_easy_cleanup(c); }
-};
 
 size_t collect(char* data, size_t size, size_t n, void* out)
 {
@@ -166,7 +163,7 @@ int main(int argc, char** argv)
     auto cred = munge_encode(socket, kMungePayloadPrefix + audience);
     if (!cred) return fail(cred.error().message + " (is munged running?)");
     curl_global_init(CURL_GLOBAL_DEFAULT);
-    std::unique_ptr<CURL, CurlDeleter> curl(curl_easy_init());
+    curl_compat::EasyPtr curl(curl_easy_init());
     if (!curl) return fail("curl_easy_init failed");
     const std::string url = issuer + "/oidc/token";
     const std::string body =

@@ -18,6 +18,8 @@
 #include <random>
 
 #include "allot/config.hpp"
+#include "allot/identity_cache.hpp"
+#include "allot/identity_validate.hpp"
 #include "curl_http.hpp"
 #include "identity_cache_publisher.hpp"
 #include "slurmdb_store.hpp"
@@ -81,80 +83,92 @@ std::optional<Config> load(const std::string& path)
     return l.config;
 }
 
+std::string state_path(const Options& opt, const Config& cfg)
+{
+    return opt.state_file.empty() ? cfg.identity.cache_dir + "/syncd.state" : opt.state_file;
+}
+
+// A cycle killed half way (kill -9, power loss) leaves temporary files; the
+// next start removes them (only allot's own names), under the lock.
+void remove_stale_temporaries(const Options& opt, const Config& cfg)
+{
+    size_t removed = syncd::remove_stale_temporaries(state_path(opt, cfg));
+    if (!opt.metrics_file.empty()) removed += syncd::remove_stale_temporaries(opt.metrics_file);
+    auto caches = remove_stale_cache_temporaries(cfg.identity.cache_dir);
+    if (!caches)
+        log(Level::Warning, caches.error().message);
+    else
+        removed += caches.value();
+    if (removed)
+        log(Level::Info,
+            "removed " + std::to_string(removed) + " temporary file(s) left by an interrupted run");
+}
+
 double now()
 {
     return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch())
         .count();
 }
 
-int run_cycle(const Options& opt, const Config& cfg, syncd::Metrics& metrics)
+uint64_t monotonic_ms()
 {
-    const double start = now();
-    metrics.last_run = start;
-    ++metrics.runs;
+    return uint64_t(std::chrono::duration_cast<std::chrono::milliseconds>(
+                        std::chrono::steady_clock::now().time_since_epoch())
+                        .count());
+}
 
+Result<CurlOptions> curl_options(const Config& cfg)
+{
     CurlOptions co;
     co.ca_file = cfg.identity.ca_file;
     co.timeout_ms = cfg.identity.timeout_seconds * 1000;
+    co.max_body_bytes = cfg.identity.source_max_response_bytes;
     if (!cfg.identity.token_file.empty()) {
         auto token = read_token_file(cfg.identity.token_file);
-        if (!token) {
-            log(Level::Error, "token: " + token.error().message);
-            ++metrics.source_errors;
-            return metrics.last_status = kSource;
-        }
+        if (!token) return Error(token.error().code, "token: " + token.error().message);
         co.bearer_token = token.value();
     }
-    CurlHttpClient http(co);
+    return co;
+}
+
+// Paging, retries and the bounds on this cycle's reads (identity.source_*).
+ScimFetchOptions fetch_options(const Config& cfg, std::mt19937& rng)
+{
     ScimFetchOptions fo;
     fo.base_url = cfg.identity.scim_url;
     fo.ext_schema = cfg.identity.extension_schema;
-    std::mt19937 rng(std::random_device{}());
+    fo.extra_pages = cfg.identity.source_extra_pages;
+    fo.max_response_bytes = cfg.identity.source_max_response_bytes;
+    fo.max_cycle_bytes = cfg.identity.source_max_cycle_bytes;
+    fo.now_ms = monotonic_ms;
+    fo.deadline_ms = monotonic_ms() + uint64_t(cfg.identity.source_deadline_seconds) * 1000;
     fo.sleep = [](uint32_t ms) { usleep(useconds_t(ms) * 1000); };
     fo.jitter = [&rng] { return uint32_t(rng() % 1000); };
-    HttpScimSource source(http, fo);
+    return fo;
+}
 
-    std::unique_ptr<AccountingStore> store;
-    if (opt.accounting)
-        store.reset(new SlurmdbStore(opt.cluster.empty() ? cfg.cluster.name : opt.cluster));
-    syncd::IdentityCachePublisher caches(cfg.identity.cache_dir);
-    syncd::NssResolver resolver;
+void print_plan(const SyncReport& rep)
+{
+    size_t add = 0, mod = 0, rm = 0;
+    for (const auto& c : rep.plan.changes) {
+        std::cout << c.text() << "\n";
+        add += c.op == ChangeOp::Add;
+        mod += c.op == ChangeOp::Modify;
+        rm += c.op == ChangeOp::Remove;
+    }
+    std::cout << "plan: " << add << " to add, " << mod << " to modify, " << rm << " to remove ("
+              << rep.plan.drifted() << " drift)";
+    if (rep.status == SyncStatus::Refused) std::cout << "; would be REFUSED";
+    std::cout << "\n";
+}
 
-    const std::string state_file =
-        opt.state_file.empty() ? cfg.identity.cache_dir + "/syncd.state" : opt.state_file;
-    const auto last_applied = syncd::load_state(state_file);
-    SyncOptions so;
-    so.plan_only = opt.plan;
-    so.force = opt.force;
-    so.adopt = opt.adopt;
-    so.accounting = opt.accounting;
-    so.caches = opt.caches;
-    so.max_removals = cfg.identity.max_removals;
-    so.last_applied = &last_applied;
-
-    SyncReport rep = run_sync(cfg, source, store.get(), resolver, &caches, so);
-
+void log_report(const Options& opt, const SyncReport& rep)
+{
     for (const auto& r : rep.directory.rejections)
         log(Level::Warning, "rejected " + r.kind + " '" + r.object + "': " + r.reason);
     for (const auto& n : rep.plan.notes) log(Level::Info, n);
-    metrics.rejected = rep.directory.rejections.size();
-    metrics.users = rep.directory.users.size();
-    metrics.groups = rep.directory.groups.size();
-    metrics.last_changes = rep.plan.changes.size();
-    metrics.held = rep.plan.held_users.size();
-
     if (opt.plan) {
-        size_t add = 0, mod = 0, rm = 0;
-        for (const auto& c : rep.plan.changes) {
-            std::cout << c.text() << "\n";
-            add += c.op == ChangeOp::Add;
-            mod += c.op == ChangeOp::Modify;
-            rm += c.op == ChangeOp::Remove;
-        }
-        std::cout << "plan: " << add << " to add, " << mod << " to modify, " << rm << " to remove ("
-                  << rep.plan.drifted() << " drift)";
-        if (rep.status == SyncStatus::Refused) std::cout << "; would be REFUSED";
-        std::cout << "\n";
+        print_plan(rep);
     } else {
         for (const auto& c : rep.plan.changes)
             log(c.drift ? Level::Warning : Level::Info,
@@ -163,7 +177,18 @@ int run_cycle(const Options& opt, const Config& cfg, syncd::Metrics& metrics)
         for (const auto& f : rep.applied.failed) log(Level::Error, "failed: " + f);
     }
     if (rep.status != SyncStatus::Ok) log(Level::Error, rep.message);
+}
 
+// Counts the cycle in the metrics and maps its status to the exit code.
+int record_outcome(const Options& opt, const SyncReport& rep, const std::string& state_file,
+                   double start, syncd::Metrics& metrics)
+{
+    metrics.rejected = rep.directory.rejections.size();
+    metrics.rejected_total += rep.directory.rejections.size();
+    metrics.users = rep.directory.users.size();
+    metrics.groups = rep.directory.groups.size();
+    metrics.last_changes = rep.plan.changes.size();
+    metrics.held = rep.plan.held_users.size();
     metrics.duration = now() - start;
     switch (rep.status) {
         case SyncStatus::Ok:
@@ -180,15 +205,60 @@ int run_cycle(const Options& opt, const Config& cfg, syncd::Metrics& metrics)
                                  std::to_string(rep.plan.changes.size()) + " changes, " +
                                  std::to_string(metrics.rejected) + " rejected, " +
                                  std::to_string(int(metrics.duration * 1000)) + " ms");
-            return metrics.last_status = kOk;
-        case SyncStatus::SourceError: ++metrics.source_errors; return metrics.last_status = kSource;
-        case SyncStatus::Refused: ++metrics.refusals; return metrics.last_status = kRefused;
-        case SyncStatus::AccountingError:
-            ++metrics.accounting_errors;
-            return metrics.last_status = kAccounting;
-        case SyncStatus::CacheError: return metrics.last_status = kCache;
+            return kOk;
+        case SyncStatus::SourceError: ++metrics.source_errors; return kSource;
+        case SyncStatus::Refused: ++metrics.refusals; return kRefused;
+        case SyncStatus::AccountingError: ++metrics.accounting_errors; return kAccounting;
+        case SyncStatus::CacheError: return kCache;
     }
     return kOk;
+}
+
+int run_cycle(const Options& opt, const Config& cfg, syncd::Metrics& metrics)
+{
+    const double start = now();
+    metrics.last_run = start;
+    ++metrics.runs;
+
+    auto co = curl_options(cfg);
+    if (!co) {
+        log(Level::Error, co.error().message);
+        ++metrics.source_errors;
+        return metrics.last_status = kSource;
+    }
+    // The node's own accounts and groups, read fresh each cycle: no directory
+    // record may take one of their names or ids.
+    auto local = load_local_identities();
+    if (!local) {
+        log(Level::Error,
+            local.error().message + "; refusing to sync without knowing this node's own accounts");
+        ++metrics.refusals;
+        return metrics.last_status = kRefused;
+    }
+    CurlHttpClient http(co.value());
+    std::mt19937 rng(std::random_device{}());
+    HttpScimSource source(http, fetch_options(cfg, rng));
+    std::unique_ptr<AccountingStore> store;
+    if (opt.accounting)
+        store.reset(new SlurmdbStore(opt.cluster.empty() ? cfg.cluster.name : opt.cluster));
+    syncd::IdentityCachePublisher caches(cfg.identity.cache_dir);
+    syncd::NssResolver resolver;
+
+    const std::string state_file = state_path(opt, cfg);
+    const auto last_applied = syncd::load_state(state_file);
+    SyncOptions so;
+    so.plan_only = opt.plan;
+    so.force = opt.force;
+    so.adopt = opt.adopt;
+    so.accounting = opt.accounting;
+    so.caches = opt.caches;
+    so.max_removals = cfg.identity.max_removals;
+    so.last_applied = &last_applied;
+    so.local = &local.value();
+
+    const SyncReport rep = run_sync(cfg, source, store.get(), resolver, &caches, so);
+    log_report(opt, rep);
+    return metrics.last_status = record_outcome(opt, rep, state_file, start, metrics);
 }
 
 void write_metrics(const Options& opt, const syncd::Metrics& m)
@@ -292,6 +362,8 @@ int main(int argc, char** argv)
             return kLockBusy;
         }
     }
+
+    if (!opt.plan) remove_stale_temporaries(opt, *cfg);
 
     syncd::Metrics metrics;
     if (opt.once || opt.plan) {

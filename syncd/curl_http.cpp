@@ -1,7 +1,8 @@
 // curl_http.cpp - libcurl implementation of HttpClient (see curl_http.hpp).
 #include "curl_http.hpp"
 
-#include <curl/curl.h>
+#include "compat/curl.hpp"
+
 #include <sys/stat.h>
 
 #include <cstring>
@@ -11,14 +12,8 @@
 namespace allot {
 namespace {
 
-struct CurlDeleter {
-    void operator()(CURL* c) const { curl_easy_cleanup(c); }
-};
-using CurlPtr = std::unique_ptr<CURL, CurlDeleter>;
-struct SlistDeleter {
-    void operator()(curl_slist* l) const { curl_slist_free_all(l); }
-};
-using SlistPtr = std::unique_ptr<curl_slist, SlistDeleter>;
+using CurlPtr = curl_compat::EasyPtr;
+using curl_compat::SlistPtr;
 
 struct Sink {
     std::string body;
@@ -53,6 +48,13 @@ size_t on_header(char* data, size_t size, size_t n, void* user)
         sink->retry_after = static_cast<uint32_t>(v);
     }
     return len;
+}
+
+// "10 MiB" for whole MiB, else bytes.
+std::string size_text(size_t bytes)
+{
+    if (bytes % (1u << 20) == 0) return std::to_string(bytes >> 20) + " MiB";
+    return std::to_string(bytes) + " bytes";
 }
 
 void global_init()
@@ -111,10 +113,10 @@ CurlHttpClient::~CurlHttpClient() = default;
 Result<HttpResponse> CurlHttpClient::get(const std::string& url)
 {
     if (!url_allowed(url))
-        return make_error("refusing non-HTTPS URL (plain http only to loopback)");
+        return make_error(Errc::Refused, "refusing non-HTTPS URL (plain http only to loopback)");
     if (!impl_->curl) impl_->curl.reset(curl_easy_init());
     CURL* c = impl_->curl.get();
-    if (!c) return make_error("curl_easy_init failed");
+    if (!c) return make_error(scim_source::Errc::Transport, "curl_easy_init failed");
     curl_easy_reset(c);
     const CurlOptions& o = impl_->options;
     Sink sink;
@@ -146,9 +148,11 @@ Result<HttpResponse> CurlHttpClient::get(const std::string& url)
     if (!o.ca_file.empty()) curl_easy_setopt(c, CURLOPT_CAINFO, o.ca_file.c_str());
     const CURLcode rc = curl_easy_perform(c);
     if (sink.too_big || rc == CURLE_FILESIZE_EXCEEDED)
-        return make_error("response larger than " + std::to_string(o.max_body_bytes >> 20) +
-                          " MiB");
-    if (rc != CURLE_OK) return make_error(std::string("transport: ") + curl_easy_strerror(rc));
+        return make_error(scim_source::Errc::ResponseTooLarge,
+                          "response larger than " + size_text(o.max_body_bytes));
+    if (rc != CURLE_OK)
+        return make_error(scim_source::Errc::Transport,
+                          std::string("transport: ") + curl_easy_strerror(rc));
     HttpResponse r;
     curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &r.status);
     r.body = std::move(sink.body);

@@ -7,7 +7,7 @@
 
 #include "syncd_support.hpp"
 
-#include "compat/slurm.hpp"
+#include "compat/slurm_list.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -20,13 +20,8 @@
 namespace allot {
 namespace {
 
-struct ListDeleter {
-    void operator()(list_t* l) const
-    {
-        if (l) slurm_list_destroy(l);
-    }
-};
-using ListPtr = std::unique_ptr<list_t, ListDeleter>;
+using slurm_compat::for_each;
+using slurm_compat::ListPtr;
 
 // Strings handed to Slurm in input records; stable addresses until cleared.
 class Strings {
@@ -55,15 +50,6 @@ private:
     std::deque<std::string> store_;
     std::vector<ListPtr> lists_;
 };
-
-template <typename F>
-void for_each(list_t* l, F f)
-{
-    if (!l) return;
-    auto it = slurm_list_iterator_create(l);
-    while (void* x = slurm_list_next(it)) f(x);
-    slurm_list_iterator_destroy(it);
-}
 
 std::string str(const char* s)
 {
@@ -108,7 +94,7 @@ struct SlurmdbStore::Impl {
         if (!l) return make_error("reading TRES: " + last_error());
         tres_id.clear();
         tres_name.clear();
-        for_each(l.get(), [&](void* x) {
+        for_each<void>(l.get(), [&](void* x) {
             auto* t = static_cast<slurmdb_tres_rec_t*>(x);
             std::string n = str(t->type);
             if (t->name && *t->name) n += "/" + str(t->name);
@@ -126,7 +112,7 @@ struct SlurmdbStore::Impl {
         if (!l) return make_error("reading QOS: " + last_error());
         qos_id.clear();
         qos_name.clear();
-        for_each(l.get(), [&](void* x) {
+        for_each<void>(l.get(), [&](void* x) {
             auto* q = static_cast<slurmdb_qos_rec_t*>(x);
             qos_id[str(q->name)] = q->id;
             qos_name[q->id] = str(q->name);
@@ -212,7 +198,7 @@ Result<AccountingState> SlurmdbStore::read()
     qcond.preempt_mode = NO_VAL16;
     ListPtr qos(slurmdb_qos_get(m.conn, &qcond));
     if (!qos) return make_error("reading QOS: " + last_error());
-    for_each(qos.get(), [&](void* x) {
+    for_each<void>(qos.get(), [&](void* x) {
         auto* q = static_cast<slurmdb_qos_rec_t*>(x);
         QosSpec s;
         s.name = str(q->name);
@@ -243,7 +229,7 @@ Result<AccountingState> SlurmdbStore::read()
     account_cond.assoc_cond = &acond;
     ListPtr accounts(slurmdb_accounts_get(m.conn, &account_cond));
     if (!accounts) return make_error("reading accounts: " + last_error());
-    for_each(accounts.get(), [&](void* x) {
+    for_each<void>(accounts.get(), [&](void* x) {
         auto* a = static_cast<slurmdb_account_rec_t*>(x);
         AccountSpec s;
         s.name = str(a->name);
@@ -257,7 +243,7 @@ Result<AccountingState> SlurmdbStore::read()
     assoc_cond.cluster_list = keep.list({m.cluster});
     ListPtr assocs(slurmdb_associations_get(m.conn, &assoc_cond));
     if (!assocs) return make_error("reading associations: " + last_error());
-    for_each(assocs.get(), [&](void* x) {
+    for_each<void>(assocs.get(), [&](void* x) {
         auto* a = static_cast<slurmdb_assoc_rec_t*>(x);
         if (a->partition && *a->partition) return;  // per-partition assocs are never allot's
         const std::string acct = str(a->acct);
@@ -269,7 +255,7 @@ Result<AccountingState> SlurmdbStore::read()
         AssocSpec s;
         s.user = a->user;
         s.account = acct;
-        for_each(a->qos_list, [&](void* q) {
+        for_each<void>(a->qos_list, [&](void* q) {
             const char* id = static_cast<const char*>(q);
             auto it = m.qos_name.find(uint32_t(strtoul(id, nullptr, 10)));
             if (it != m.qos_name.end()) s.qos.insert(it->second);

@@ -1,89 +1,166 @@
-// sync_engine.cpp - one sync cycle (see allot/sync_engine.hpp).
+// sync_engine.cpp - one sync cycle (see sync_engine.hpp).
+//
+// The order is the safety argument: every source-wide refusal (source error,
+// empty directory, a plan removing too much) happens before the caches or the
+// accounting are touched; per-record problems were settled by the validator
+// and only drop the record.
 #include "sync_engine.hpp"
 
 namespace allot {
+namespace {
+
+class Cycle {
+public:
+    Cycle(const Config& config, ScimSource& source, AccountingStore* store, UserResolver& resolver,
+          CachePublisher* caches, const SyncOptions& opt)
+        : config_(config),
+          source_(source),
+          store_(store),
+          resolver_(resolver),
+          caches_(caches),
+          opt_(opt)
+    {
+    }
+
+    SyncReport run()
+    {
+        if (!fetch_and_validate() || !refuse_empty_directory()) return std::move(rep_);
+        // slurmdbd being away does not stop the caches (logins keep working);
+        // a plan removing too much stops everything.
+        const bool have_accounting = wants_accounting() && read_accounting();
+        if (have_accounting && !refuse_large_removals()) return std::move(rep_);
+        if (publish_caches() && have_accounting) plan_and_apply();
+        return std::move(rep_);
+    }
+
+private:
+    const Config& config_;
+    ScimSource& source_;
+    AccountingStore* store_;
+    UserResolver& resolver_;
+    CachePublisher* caches_;
+    const SyncOptions& opt_;
+    SyncReport rep_;
+    AccountingState current_;
+    AccountingState desired_;
+    std::vector<std::string> desired_notes_;
+
+    bool wants_accounting() const { return opt_.accounting && store_; }
+
+    bool fail(SyncStatus status, std::string message)
+    {
+        rep_.status = status;
+        rep_.message = std::move(message);
+        return false;
+    }
+
+    bool fetch_and_validate()
+    {
+        auto fetched = source_.fetch();
+        if (!fetched) {
+            rep_.source_error = fetched.error();
+            return fail(SyncStatus::SourceError, "identity source: " + fetched.error().message +
+                                                     "; nothing changed, last good caches kept");
+        }
+        rep_.source_requests = fetched.value().requests;
+        const IdentityRules rules =
+            identity_rules(config_.identity, opt_.local ? *opt_.local : LocalIdentities{});
+        rep_.directory = validate_directory(fetched.value(), rules);
+        return true;
+    }
+
+    bool refuse_empty_directory()
+    {
+        const auto& dir = rep_.directory;
+        if ((!dir.users.empty() && !dir.groups.empty()) || opt_.force) return true;
+        return fail(SyncStatus::Refused,
+                    "identity source returned " + std::to_string(dir.users.size()) +
+                        " valid users and " + std::to_string(dir.groups.size()) +
+                        " valid groups; refusing to sync an empty directory (use --force if "
+                        "intended)");
+    }
+
+    bool read_accounting()
+    {
+        auto current = store_->read();
+        if (!current)
+            return fail(SyncStatus::AccountingError,
+                        "reading accounting: " + current.error().message);
+        current_ = std::move(current).value();
+        desired_ = desired_state(config_, rep_.directory, desired_notes_);
+        return true;
+    }
+
+    PlanOptions plan_options(std::set<std::string> held) const
+    {
+        PlanOptions po;
+        po.adopt = opt_.adopt;
+        po.last_applied = opt_.last_applied;
+        po.held_users = std::move(held);
+        return po;
+    }
+
+    // Before any cache is replaced: holding users back only keeps objects, so
+    // the plan without holds removes at least as much as the one applied.
+    bool refuse_large_removals()
+    {
+        const Plan upper = make_plan(desired_, current_, plan_options({}));
+        if (upper.removals() <= opt_.max_removals || opt_.force) return true;
+        rep_.plan = upper;
+        return fail(
+            SyncStatus::Refused,
+            "plan removes " + std::to_string(upper.removals()) +
+                " objects, more than identity.max_removals=" + std::to_string(opt_.max_removals) +
+                "; refusing (review with --plan, then use --force); caches and "
+                "accounting untouched");
+    }
+
+    // Caches before associations: an association is written only for users
+    // who resolve, and on a fresh node they resolve through these caches.
+    bool publish_caches()
+    {
+        if (!opt_.caches || !caches_ || opt_.plan_only) return true;
+        auto p = caches_->publish(rep_.directory);
+        if (!p) return fail(SyncStatus::CacheError, "publishing caches: " + p.error().message);
+        rep_.caches_published = true;
+        return true;
+    }
+
+    void plan_and_apply()
+    {
+        std::set<std::string> held;
+        for (const auto& u : rep_.directory.users)
+            if (!resolver_.resolves(u.name, u.uid)) held.insert(u.name);
+        rep_.plan = make_plan(desired_, current_, plan_options(std::move(held)));
+        rep_.plan.notes.insert(rep_.plan.notes.begin(), desired_notes_.begin(),
+                               desired_notes_.end());
+        if (opt_.plan_only || rep_.plan.empty()) {
+            if (!opt_.plan_only) rep_.new_applied_state = applied_state(desired_);
+            rep_.accounting_applied = !opt_.plan_only;
+            return;
+        }
+        auto applied = store_->apply(rep_.plan);
+        if (!applied) {
+            fail(SyncStatus::AccountingError, "applying plan: " + applied.error().message);
+            return;
+        }
+        rep_.applied = applied.value();
+        if (!rep_.applied.failed.empty()) {
+            fail(SyncStatus::AccountingError,
+                 std::to_string(rep_.applied.failed.size()) + " change(s) failed");
+            return;
+        }
+        rep_.accounting_applied = true;
+        rep_.new_applied_state = applied_state(desired_);
+    }
+};
+
+}  // namespace
 
 SyncReport run_sync(const Config& config, ScimSource& source, AccountingStore* store,
                     UserResolver& resolver, CachePublisher* caches, const SyncOptions& opt)
 {
-    SyncReport rep;
-    auto fetched = source.fetch();
-    if (!fetched) {
-        rep.status = SyncStatus::SourceError;
-        rep.message = "identity source: " + fetched.error().message +
-                      "; nothing changed, last good "
-                      "caches kept";
-        return rep;
-    }
-    rep.source_requests = fetched.value().requests;
-    rep.directory = validate_directory(fetched.value(), config.identity);
-    const auto& dir = rep.directory;
-    if ((dir.users.empty() || dir.groups.empty()) && !opt.force) {
-        rep.status = SyncStatus::Refused;
-        rep.message =
-            "identity source returned " + std::to_string(dir.users.size()) + " valid users and " +
-            std::to_string(dir.groups.size()) +
-            " valid groups; refusing to sync an empty directory (use --force if intended)";
-        return rep;
-    }
-
-    // Caches first: an association is written only for users who resolve,
-    // and on a fresh node they resolve through the cache just published.
-    if (opt.caches && caches && !opt.plan_only) {
-        auto p = caches->publish(dir);
-        if (!p) {
-            rep.status = SyncStatus::CacheError;
-            rep.message = "publishing caches: " + p.error().message;
-            return rep;
-        }
-        rep.caches_published = true;
-    }
-    if (!opt.accounting || !store) return rep;
-
-    auto current = store->read();
-    if (!current) {
-        rep.status = SyncStatus::AccountingError;
-        rep.message = "reading accounting: " + current.error().message;
-        return rep;
-    }
-    PlanOptions po;
-    po.adopt = opt.adopt;
-    po.last_applied = opt.last_applied;
-    for (const auto& u : dir.users)
-        if (!resolver.resolves(u.name, u.uid)) po.held_users.insert(u.name);
-    std::vector<std::string> notes;
-    const AccountingState desired = desired_state(config, dir, notes);
-    rep.plan = make_plan(desired, current.value(), po);
-    rep.plan.notes.insert(rep.plan.notes.begin(), notes.begin(), notes.end());
-
-    if (rep.plan.removals() > opt.max_removals && !opt.force) {
-        rep.status = SyncStatus::Refused;
-        rep.message =
-            "plan removes " + std::to_string(rep.plan.removals()) +
-            " objects, more than identity.max_removals=" + std::to_string(opt.max_removals) +
-            "; refusing (review with --plan, then use --force)";
-        return rep;
-    }
-    if (opt.plan_only || rep.plan.empty()) {
-        if (!opt.plan_only) rep.new_applied_state = applied_state(desired);
-        rep.accounting_applied = !opt.plan_only;
-        return rep;
-    }
-    auto applied = store->apply(rep.plan);
-    if (!applied) {
-        rep.status = SyncStatus::AccountingError;
-        rep.message = "applying plan: " + applied.error().message;
-        return rep;
-    }
-    rep.applied = applied.value();
-    if (!rep.applied.failed.empty()) {
-        rep.status = SyncStatus::AccountingError;
-        rep.message = std::to_string(rep.applied.failed.size()) + " change(s) failed";
-        return rep;
-    }
-    rep.accounting_applied = true;
-    rep.new_applied_state = applied_state(desired);
-    return rep;
+    return Cycle(config, source, store, resolver, caches, opt).run();
 }
 
 }  // namespace allot

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "allot/config.hpp"
+#include "allot/identity_validate.hpp"
 #include "allot/result.hpp"
 #include "allot/scim_client.hpp"
 #include "sync_plan.hpp"
@@ -87,6 +88,9 @@ struct SyncOptions {
     bool adopt = false;
     uint32_t max_removals = 50;
     const std::map<std::string, std::string>* last_applied = nullptr;
+    // The node's own accounts and groups (load_local_identities()): no
+    // directory record may take one of their names or ids.
+    const LocalIdentities* local = nullptr;
 };
 
 struct SyncReport {
@@ -99,6 +103,7 @@ struct SyncReport {
     bool accounting_applied = false;
     std::map<std::string, std::string> new_applied_state;  // save when accounting_applied
     uint32_t source_requests = 0;
+    Error source_error;  // the code of a SourceError (a scim_source::Errc)
 };
 
 SyncReport run_sync(const Config& config, ScimSource& source, AccountingStore* store,

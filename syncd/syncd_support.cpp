@@ -1,6 +1,7 @@
 // syncd_support.cpp - see syncd_support.hpp.
 #include "syncd_support.hpp"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <pwd.h>
 #include <sys/file.h>
@@ -15,6 +16,7 @@
 #include <iomanip>
 #include <iostream>
 #include <sstream>
+#include <string_view>
 #include <vector>
 
 namespace allot::syncd {
@@ -92,6 +94,26 @@ Result<bool> write_atomically(const std::string& path, const std::string& conten
     return true;
 }
 
+size_t remove_stale_temporaries(const std::string& path)
+{
+    const auto slash = path.rfind('/');
+    const std::string dir = slash == std::string::npos ? "." : path.substr(0, slash);
+    const std::string prefix =
+        (slash == std::string::npos ? path : path.substr(slash + 1)) + ".tmp.";
+    DIR* d = opendir(dir.c_str());
+    if (!d) return 0;
+    std::vector<std::string> stale;
+    while (const dirent* e = readdir(d)) {
+        const std::string_view name = e->d_name;
+        if (name.size() == prefix.size() + 6 && name.compare(0, prefix.size(), prefix) == 0)
+            stale.emplace_back(name);
+    }
+    closedir(d);
+    size_t removed = 0;
+    for (const auto& name : stale) removed += unlink((dir + "/" + name).c_str()) == 0;
+    return removed;
+}
+
 std::map<std::string, std::string> load_state(const std::string& path)
 {
     std::map<std::string, std::string> out;
@@ -137,6 +159,8 @@ std::string Metrics::render() const
       double(last_changes));
     g("allot_syncd_rejected_records", "gauge", "SCIM records rejected in the last cycle.",
       double(rejected));
+    g("allot_syncd_rejected_records_total", "counter",
+      "SCIM records rejected one by one (the rest of the cycle went on).", double(rejected_total));
     g("allot_syncd_users", "gauge", "Valid users in the last cycle.", double(users));
     g("allot_syncd_groups", "gauge", "Valid groups in the last cycle.", double(groups));
     g("allot_syncd_held_users", "gauge", "Users not resolving via NSS yet.", double(held));

@@ -33,6 +33,10 @@ private:
 // Writes `content` to `path` through a temporary file and rename(2).
 Result<bool> write_atomically(const std::string& path, const std::string& content, unsigned mode);
 
+// Removes the temporaries write_atomically(path, ...) of a killed run left
+// ("<path>.tmp.XXXXXX"); returns how many.
+size_t remove_stale_temporaries(const std::string& path);
+
 // Drift memory: "key<TAB>value" lines. A missing or unreadable file is empty.
 std::map<std::string, std::string> load_state(const std::string& path);
 Result<bool> save_state(const std::string& path, const std::map<std::string, std::string>& state);
@@ -42,6 +46,7 @@ struct Metrics {
     uint64_t runs = 0, source_errors = 0, refusals = 0, accounting_errors = 0;
     uint64_t changes_total = 0, drift_total = 0;
     uint64_t last_changes = 0, rejected = 0, users = 0, groups = 0, held = 0;
+    uint64_t rejected_total = 0;  // records rejected one by one, over every cycle
     int last_status = 0;
     std::string render() const;
 };

@@ -42,7 +42,9 @@ struct CacheWriteOptions {
 };
 
 // Publishes passwd.cache, group.cache and keys.cache for `users` and `groups`
-// into `dir` (created 0755 if missing) by atomic rename. Returns true, or an
+// into `dir` (created 0755 if missing) by atomic rename. A `dir` that is not
+// owned by the writer's uid, or that group or others may write, is refused
+// (Errc::Refused): the readers would refuse the caches in it. Returns true, or an
 // Error naming the first offending record; on error no file is replaced
 // unless the error came after the first rename (then the message says which
 // files were published). Rejected, so that no cache is ever ambiguous:
@@ -59,6 +61,11 @@ Result<bool> publish_identity_cache(const std::string& dir, const std::vector<Po
 Result<bool> publish_identity_cache(const std::string& dir, const std::vector<PosixUser>& users,
                                     const std::vector<PosixGroup>& groups,
                                     const CacheWriteOptions& options);
+
+// Removes the temporary files a publish killed half way left in `dir` (only
+// allot's own names, ".passwd.cache.XXXXXX" and its siblings) and returns how
+// many. Call it while no other publish can run (allot-syncd holds its lock).
+Result<size_t> remove_stale_cache_temporaries(const std::string& dir);
 
 // The three images, built in memory (exposed for tests and the benchmark).
 struct CacheImages {

@@ -44,6 +44,11 @@ enum class Errc {
     InvalidSshKey,       // not "<type> <base64> [comment]" (see ssh_key.hpp)
     TooManySshKeys,      // more than kMaxSshKeysPerUser
     TooManyMembers,      // more than kMaxGroupMembers
+    WrongType,           // a field of the record had the wrong JSON type
+    MissingExtension,    // a user without the POSIX extension
+    DuplicateName,       // two records with one name (every holder is refused)
+    DuplicateId,         // two records with one uid or gid (every holder is refused)
+    UnknownMember,       // a group member that is no known user or group
 };
 
 }  // namespace allot::identity

@@ -1,12 +1,12 @@
-// scim_client.hpp - the SCIM 2.0 client: parsing, paging and validation.
+// scim_client.hpp - the SCIM 2.0 client: parsing (scim_parse.cpp), paging and
+// retries with bounds (scim_fetch.cpp), record validation (scim_directory.cpp).
 //
 // allot-syncd pulls Users and Groups from the identity source with this code;
 // allot-keys reuses it for its live lookup. Everything here is pure: the only
-// I/O goes through the HttpClient interface (libcurl in syncd/curl_http.*,
-// a fake in the tests). The output of validate_directory() is the only way a
-// SCIM record becomes an allot::PosixUser, so a user without a valid uid, a
-// home outside the prefix or an injected SSH key never reaches a cache or
-// Slurm.
+// I/O goes through the HttpClient interface (http_client.hpp). The output of
+// validate_directory() is the only way a SCIM record becomes an
+// allot::PosixUser, so a user without a valid uid, a home outside the prefix,
+// a reserved name or an injected SSH key never reaches a cache or Slurm.
 #pragma once
 
 #include <cstdint>
@@ -18,10 +18,33 @@
 #include <vector>
 
 #include "allot/config.hpp"
+#include "allot/http_client.hpp"
 #include "allot/identity.hpp"
 #include "allot/identity_validate.hpp"
 #include "allot/result.hpp"
 #include "allot/scim_model.hpp"
+
+namespace allot::scim_source {
+
+// Why reading the source failed. Every one is source-wide: the cycle stops and
+// leaves caches and accounting as they were. A bad record is never one of
+// these (validate_directory rejects it alone).
+enum class Errc {
+    Ok = 0,
+    Transport,         // connection, TLS or timeout
+    HttpStatus,        // the server answered with an error status
+    Malformed,         // not a SCIM ListResponse (truncated, wrong types)
+    ResponseTooLarge,  // one response over max_response_bytes
+    CycleTooLarge,     // all responses together over max_cycle_bytes
+    DeadlinePassed,    // the cycle's reads took longer than the deadline
+    Endless,           // more pages or resources than totalResults announced, or a repeated cursor
+    TooManyResources,  // over max_resources
+    NoExtension,       // users without the POSIX extension at all
+};
+
+}  // namespace allot::scim_source
+
+ALLOT_ERROR_AREA(allot::scim_source, Errc);
 
 namespace allot {
 
@@ -43,21 +66,7 @@ Result<ScimPage<scim::User>> parse_user_page(std::string_view body, const std::s
 Result<ScimPage<scim::Group>> parse_group_page(std::string_view body,
                                                const std::string& ext_schema);
 
-// ---- HTTP -----------------------------------------------------------------
-
-struct HttpResponse {
-    long status = 0;
-    std::string body;
-    uint32_t retry_after_seconds = 0;  // parsed Retry-After (0: none)
-};
-
-// Transport errors (DNS, TLS, timeout, body too large) are Error; any HTTP
-// answer, including 4xx/5xx, is a response.
-class HttpClient {
-public:
-    virtual ~HttpClient() = default;
-    virtual Result<HttpResponse> get(const std::string& url) = 0;
-};
+// ---- paging and retries --------------------------------------------------
 
 // What to do after attempt `attempt` (1-based) failed. Pure, so the policy is
 // tested without sleeping: exponential backoff base*2^(n-1) capped at max,
@@ -82,6 +91,14 @@ struct ScimFetchOptions {
     uint32_t page_size = 500;
     uint32_t max_pages = 100000;  // guards against servers that never end
     uint32_t max_resources = 1000000;
+    // Bounds on one fetch (identity.source_*): a listing may run extra_pages
+    // past what its first page's totalResults announced; bytes count every
+    // response body; the deadline is on now_ms's clock (0 or no clock: none).
+    uint32_t extra_pages = 2;
+    uint64_t max_response_bytes = kScimMaxBody;
+    uint64_t max_cycle_bytes = 256u << 20;
+    uint64_t deadline_ms = 0;
+    std::function<uint64_t()> now_ms;
     RetryPolicy retry;
     std::function<void(uint32_t ms)> sleep;  // empty: no sleeping (tests)
     std::function<uint32_t()> jitter;        // empty: 0
@@ -112,6 +129,7 @@ struct Rejection {
     std::string kind;    // "user", "group", "ssh-key", "member"
     std::string object;  // userName / displayName / id, sanitised for logs
     std::string reason;
+    std::error_code code;  // an identity::Errc: what metrics and tests decide on
 };
 
 struct ValidatedDirectory {
@@ -121,10 +139,14 @@ struct ValidatedDirectory {
     uint32_t inactive = 0;  // active=false users, skipped (not a rejection)
 };
 
-// Validates every record against the identity config. Bad records are
-// rejected one by one with a reason; the rest are kept. Nested groups are
-// FLATTENED: a group's members include the users of the groups it contains
-// (transitively, cycles cut), so a team defined as a parent group works.
+// Validates every record with the one identity validator (identity_validate.hpp:
+// names, ids, homes, shells, keys, reserved names and ids). Bad records are
+// rejected one by one with a reason; the rest are kept. A user's bad SSH key
+// is dropped alone (the user is kept); too many keys reject the user. Nested
+// groups are FLATTENED: a group's members include the users of the groups it
+// contains (transitively, cycles cut), so a team defined as a parent group works.
+ValidatedDirectory validate_directory(const ScimDirectory& source, const IdentityRules& rules);
+// The same with the rules of `identity` alone (no local accounts of the node).
 ValidatedDirectory validate_directory(const ScimDirectory& source, const IdentityConfig& identity);
 
 }  // namespace allot

@@ -56,8 +56,9 @@ void expect_code(const Status& s, E code, const std::string& needle = "")
 {
     ASSERT_FALSE(s.ok()) << "expected " << make_error_code(code).message();
     EXPECT_TRUE(s.error().is(code)) << s.error().code.message() << ": " << s.error().message;
-    if (!needle.empty())
+    if (!needle.empty()) {
         EXPECT_NE(s.error().message.find(needle), std::string::npos) << s.error().message;
+    }
 }
 
 }  // namespace

@@ -3,14 +3,14 @@
 #include <gtest/gtest.h>
 
 #include "allot/scim_client.hpp"
-#include "sync_fakes.hpp"
+#include "scim_fakes.hpp"
 
 using namespace allot;
-using namespace allot::synctest;
+using namespace allot::scimtest;
 
 namespace {
 
-IdentityConfig identity()
+IdentityConfig identity_config()
 {
     IdentityConfig id;
     id.uid_min = 10000;
@@ -38,6 +38,14 @@ bool rejected(const ValidatedDirectory& v, const std::string& object,
 {
     for (const auto& r : v.rejections)
         if (r.object == object && r.reason.find(reason_part) != std::string::npos) return true;
+    return false;
+}
+
+// The record was rejected with this code (what metrics and callers decide on).
+bool rejected_as(const ValidatedDirectory& v, const std::string& object, identity::Errc code)
+{
+    for (const auto& r : v.rejections)
+        if (r.object == object && r.code == make_error_code(code)) return true;
     return false;
 }
 
@@ -103,7 +111,7 @@ TEST(ScimParse, WrongTypesAreRecordErrors)
     for (const auto& u : p.value().resources) EXPECT_FALSE(u.type_error.empty()) << u.id;
     ScimDirectory d;
     d.users = p.value().resources;
-    auto v = validate_directory(d, identity());
+    auto v = validate_directory(d, identity_config());
     EXPECT_TRUE(v.users.empty());
     EXPECT_EQ(v.rejections.size(), 7u);
 }
@@ -113,7 +121,7 @@ TEST(ScimValidate, UserRules)
     auto d = parse_users({
         user_json("1", "alice", 20001),
         user_json("2", "root0", 0),
-        user_json("3", "sys", 999),
+        user_json("3", "sysid", 999),
         user_json("4", "far", 80000),
         user_json("5", "dotdot", 20005, "/home/../etc"),
         user_json("6", "outside", 20006, "/etc/outside"),
@@ -131,7 +139,7 @@ TEST(ScimValidate, UserRules)
         user_json("17", "nobodyish", 65534),
         user_json("18", "ctrlhome", 20018, "/home/a\\u0001b"),
     });
-    IdentityConfig id = identity();
+    IdentityConfig id = identity_config();
     id.uid_max = 70000;
     id.gid_max = 70000;
     auto v = validate_directory(d, id);
@@ -139,23 +147,26 @@ TEST(ScimValidate, UserRules)
     EXPECT_EQ(v.users[0].name, "alice");
     EXPECT_EQ(v.users[1].name, "bob");
     EXPECT_EQ(v.users[1].ssh_keys.size(), 1u);  // the injected key dropped, user kept
-    EXPECT_TRUE(rejected(v, "root0", "root"));
-    EXPECT_TRUE(rejected(v, "sys", "system id"));
-    EXPECT_TRUE(rejected(v, "far", "outside"));
-    EXPECT_TRUE(rejected(v, "dotdot", "homeDirectory"));
-    EXPECT_TRUE(rejected(v, "outside", "homeDirectory"));
-    EXPECT_TRUE(rejected(v, "prefixtrick", "homeDirectory"));
-    EXPECT_TRUE(rejected(v, "badshell", "loginShell"));
-    EXPECT_TRUE(rejected(v, "-rf", "POSIX"));
-    EXPECT_TRUE(rejected(v, "a:b", "POSIX"));
-    EXPECT_TRUE(rejected(v, "semi;colon", "POSIX"));
-    EXPECT_TRUE(rejected(v, "12345", "POSIX"));
-    EXPECT_TRUE(rejected(v, "nl?name", "POSIX"));
+    using E = identity::Errc;
+    EXPECT_TRUE(rejected_as(v, "root0", E::ReservedId));
+    EXPECT_TRUE(rejected(v, "root0", "(root) is never allowed"));
+    EXPECT_TRUE(rejected_as(v, "sysid", E::IdOutOfRange));
+    EXPECT_TRUE(rejected_as(v, "far", E::IdOutOfRange));
+    EXPECT_TRUE(rejected_as(v, "dotdot", E::InvalidHome));
+    EXPECT_TRUE(rejected_as(v, "outside", E::InvalidHome));
+    EXPECT_TRUE(rejected_as(v, "prefixtrick", E::InvalidHome));
+    EXPECT_TRUE(rejected_as(v, "badshell", E::InvalidShell));
+    EXPECT_TRUE(rejected_as(v, "-rf", E::InvalidName));
+    EXPECT_TRUE(rejected_as(v, "a:b", E::InvalidName));
+    EXPECT_TRUE(rejected_as(v, "semi;colon", E::InvalidName));
+    EXPECT_TRUE(rejected_as(v, "12345", E::InvalidName));
+    EXPECT_TRUE(rejected_as(v, "nl?name", E::InvalidName));
+    EXPECT_TRUE(rejected_as(v, "bob", E::InvalidSshKey));
     EXPECT_TRUE(rejected(v, "bob", "options"));
-    EXPECT_TRUE(rejected(v, "homeslash", "homeDirectory"));
-    EXPECT_TRUE(rejected(v, "homeroot", "homeDirectory"));
-    EXPECT_TRUE(rejected(v, "nobodyish", "nobody"));
-    EXPECT_TRUE(rejected(v, "ctrlhome", "homeDirectory"));
+    EXPECT_TRUE(rejected_as(v, "homeslash", E::InvalidHome));
+    EXPECT_TRUE(rejected_as(v, "homeroot", E::InvalidHome));
+    EXPECT_TRUE(rejected_as(v, "nobodyish", E::ReservedId));
+    EXPECT_TRUE(rejected_as(v, "ctrlhome", E::InvalidHome));
 }
 
 TEST(ScimValidate, DuplicatesRejectEveryHolder)
@@ -163,7 +174,7 @@ TEST(ScimValidate, DuplicatesRejectEveryHolder)
     auto d = parse_users({user_json("1", "alice", 20001), user_json("2", "alice", 20002),
                           user_json("3", "carol", 20003), user_json("4", "dave", 20003),
                           user_json("5", "erin", 20005)});
-    auto v = validate_directory(d, identity());
+    auto v = validate_directory(d, identity_config());
     ASSERT_EQ(v.users.size(), 1u);
     EXPECT_EQ(v.users[0].name, "erin");
     EXPECT_TRUE(rejected(v, "alice", "duplicate userName"));
@@ -175,7 +186,7 @@ TEST(ScimValidate, InactiveSkippedAndMissingExtensionRejected)
 {
     auto d = parse_users({R"({"id":"1","userName":"ghost","active":false})",
                           R"({"id":"2","userName":"noext"})", user_json("3", "ok", 20003)});
-    auto v = validate_directory(d, identity());
+    auto v = validate_directory(d, identity_config());
     EXPECT_EQ(v.inactive, 1u);
     EXPECT_EQ(v.users.size(), 1u);
     EXPECT_TRUE(rejected(v, "noext", "no POSIX extension"));
@@ -191,13 +202,13 @@ TEST(ScimValidate, NestedGroupsAreFlattenedCyclesCut)
          group_json("g3", "team-b", 30003, {"u3", "nosuch"}),
          group_json("g4", "bad group", 30004, {}), group_json("g5", "lowgid", 5, {}),
          group_json("g6", "dupgid", 30003, {})});
-    auto v = validate_directory(d, identity());
+    auto v = validate_directory(d, identity_config());
     ASSERT_EQ(v.groups.size(), 2u);  // team-a, sub (team-b and dupgid share a gid)
     EXPECT_EQ(v.groups[1].name, "team-a");
     EXPECT_EQ(v.groups[1].members, (std::vector<std::string>{"alice", "bob"}));
     EXPECT_EQ(v.groups[0].members, (std::vector<std::string>{"alice", "bob"}));
     EXPECT_TRUE(rejected(v, "bad group", "POSIX"));
-    EXPECT_TRUE(rejected(v, "lowgid", "system id"));
+    EXPECT_TRUE(rejected_as(v, "lowgid", identity::Errc::IdOutOfRange));
     EXPECT_TRUE(rejected(v, "team-b", "duplicate gidNumber"));
 }
 
@@ -205,7 +216,7 @@ TEST(ScimValidate, UnknownMemberDroppedWithReason)
 {
     auto d = parse_users({user_json("u1", "alice", 20001)},
                          {group_json("g1", "team-a", 30001, {"u1", "zzz"})});
-    auto v = validate_directory(d, identity());
+    auto v = validate_directory(d, identity_config());
     ASSERT_EQ(v.groups.size(), 1u);
     EXPECT_EQ(v.groups[0].members, std::vector<std::string>{"alice"});
     EXPECT_TRUE(rejected(v, "team-a", "zzz"));
@@ -267,6 +278,7 @@ TEST(ScimFetch, CursorPagingAndRepeatedCursor)
     loop.on("/Users", 200, list_json({user_json("u1", "alice", 20001)}, 2, 1, "same"));
     auto bad = fetch_directory(loop, o);
     ASSERT_FALSE(bad.ok());
+    EXPECT_TRUE(bad.error().is(scim_source::Errc::Endless));
     EXPECT_NE(bad.error().message.find("repeated"), std::string::npos);
 }
 
@@ -280,6 +292,7 @@ TEST(ScimFetch, MissingExtensionFailsTheSync)
     o.ext_schema = kExt;
     auto d = fetch_directory(http, o);
     ASSERT_FALSE(d.ok());
+    EXPECT_TRUE(d.error().is(scim_source::Errc::NoExtension));
     EXPECT_NE(d.error().message.find("without the POSIX extension"), std::string::npos);
 }
 
@@ -297,6 +310,7 @@ TEST(ScimFetch, RetriesTransientThenGivesUp)
     ASSERT_FALSE(d.ok());
     EXPECT_EQ(http.requests.size(), 3u);
     EXPECT_EQ(sleeps, (std::vector<uint32_t>{500, 1000}));
+    EXPECT_TRUE(d.error().is(scim_source::Errc::HttpStatus));
     EXPECT_NE(d.error().message.find("maintenance"), std::string::npos);
 
     FakeHttp denied;
@@ -307,10 +321,20 @@ TEST(ScimFetch, RetriesTransientThenGivesUp)
     EXPECT_NE(e.error().message.find("token"), std::string::npos);
 
     FakeHttp transport;
-    transport.routes.emplace_back("/Users", make_error("response larger than 10 MiB"));
+    transport.routes.emplace_back(
+        "/Users", make_error(scim_source::Errc::ResponseTooLarge, "response larger than 10 MiB"));
     auto t = fetch_directory(transport, o);
     ASSERT_FALSE(t.ok());
+    EXPECT_TRUE(t.error().is(scim_source::Errc::ResponseTooLarge));
+    EXPECT_EQ(transport.requests.size(), 1u);  // the source's answer: not retried
     EXPECT_NE(t.error().message.find("10 MiB"), std::string::npos);
+
+    FakeHttp down;
+    down.routes.emplace_back("/Users", make_error("transport: connection refused"));
+    auto r = fetch_directory(down, o);
+    ASSERT_FALSE(r.ok());
+    EXPECT_TRUE(r.error().is(scim_source::Errc::Transport));
+    EXPECT_EQ(down.requests.size(), 3u);
 }
 
 TEST(RetryDecision, BackoffJitterRetryAfterAndLimits)
@@ -347,4 +371,160 @@ TEST(ScimFetch, FetchUserByFilter)
     ASSERT_TRUE(none.ok());
     EXPECT_FALSE(none.value().has_value());
     EXPECT_EQ(http.requests.size(), 1u);
+}
+
+namespace {
+
+// A source that never runs out: every page holds `per_page` new users and a
+// fresh nextCursor (cursor mode) or claims ever more totalResults (index mode).
+class EndlessSource : public HttpClient {
+public:
+    bool cursor = true;
+    size_t per_page = 1;
+    size_t pad = 0;  // bytes of padding in each user's displayName
+    int64_t announced = 3;
+    std::vector<std::string> requests;
+    Result<HttpResponse> get(const std::string& url) override
+    {
+        requests.push_back(url);
+        if (url.find("/Groups") != std::string::npos) return HttpResponse{200, list_json({}, 0), 0};
+        std::vector<std::string> users;
+        for (size_t i = 0; i < per_page; ++i) {
+            const long n = long(requests.size() * 1000 + i);
+            std::string u = user_json("u" + std::to_string(n), "u" + std::to_string(n), 20000 + n);
+            if (pad) u.replace(u.find("\"displayName\":\"") + 15, 0, std::string(pad, 'x'));
+            users.push_back(u);
+        }
+        const int64_t total = cursor ? announced : announced * long(requests.size());
+        const std::string next = cursor ? "c" + std::to_string(requests.size()) : "";
+        return HttpResponse{200, list_json(users, total, 1, next), 0};
+    }
+};
+
+ScimFetchOptions endless_options()
+{
+    ScimFetchOptions o;
+    o.base_url = "https://x";
+    o.ext_schema = kExt;
+    o.page_size = 1;
+    return o;
+}
+
+}  // namespace
+
+TEST(ScimFetchBounds, EndlessCursorStopsPastTotalResults)
+{
+    EndlessSource src;
+    auto d = fetch_directory(src, endless_options());
+    ASSERT_FALSE(d.ok());
+    EXPECT_TRUE(d.error().is(scim_source::Errc::Endless)) << d.error().message;
+    // 3 announced, one per page, 2 extra pages allowed: the 6th page stops it.
+    EXPECT_EQ(src.requests.size(), 6u);
+}
+
+TEST(ScimFetchBounds, EndlessIndexListingStops)
+{
+    EndlessSource src;
+    src.cursor = false;
+    src.per_page = 2;
+    src.announced = 4;  // and 4 more with every page
+    auto o = endless_options();
+    o.page_size = 2;
+    auto d = fetch_directory(src, o);
+    ASSERT_FALSE(d.ok());
+    EXPECT_TRUE(d.error().is(scim_source::Errc::Endless)) << d.error().message;
+    EXPECT_EQ(src.requests.size(), 5u);  // 2 pages announced + 2 extra, the 5th stops it
+}
+
+TEST(ScimFetchBounds, BytesPerResponseAndPerCycle)
+{
+    EndlessSource src;
+    src.announced = 1000;
+    src.pad = 100 * 1024;
+    auto o = endless_options();
+    o.max_cycle_bytes = 1u << 20;
+    auto d = fetch_directory(src, o);
+    ASSERT_FALSE(d.ok());
+    EXPECT_TRUE(d.error().is(scim_source::Errc::CycleTooLarge)) << d.error().message;
+    EXPECT_LE(src.requests.size(), 11u);
+
+    EndlessSource big;
+    big.pad = 200 * 1024;
+    o.max_response_bytes = 100 * 1024;
+    auto e = fetch_directory(big, o);
+    ASSERT_FALSE(e.ok());
+    EXPECT_TRUE(e.error().is(scim_source::Errc::ResponseTooLarge)) << e.error().message;
+    EXPECT_EQ(big.requests.size(), 1u);
+}
+
+TEST(ScimFetchBounds, DeadlineStopsPagingAndRetries)
+{
+    EndlessSource src;
+    src.announced = 1000000;
+    uint64_t clock = 0;
+    auto o = endless_options();
+    o.now_ms = [&] { return clock += 100; };  // every look at the clock: 100 ms later
+    o.deadline_ms = 1000;
+    auto d = fetch_directory(src, o);
+    ASSERT_FALSE(d.ok());
+    EXPECT_TRUE(d.error().is(scim_source::Errc::DeadlinePassed)) << d.error().message;
+    EXPECT_LT(src.requests.size(), 11u);
+
+    // A retry whose back-off would end past the deadline is not slept.
+    FakeHttp http;
+    http.on("/Users", 503, R"({"detail":"maintenance"})");
+    std::vector<uint32_t> sleeps;
+    clock = 0;
+    o.retry.base_delay_ms = 5000;
+    o.sleep = [&](uint32_t ms) { sleeps.push_back(ms); };
+    auto r = fetch_directory(http, o);
+    ASSERT_FALSE(r.ok());
+    EXPECT_TRUE(r.error().is(scim_source::Errc::HttpStatus));
+    EXPECT_TRUE(sleeps.empty());
+    EXPECT_EQ(http.requests.size(), 1u);
+}
+
+TEST(ScimValidate, ReservedNamesAndLocalAccountsAreRejectedAlone)
+{
+    auto d = parse_users(
+        {user_json("1", "alice", 20001), user_json("2", "root", 20002),
+         user_json("3", "daemon", 20003), user_json("4", "localbob", 20004),
+         user_json("5", "takesuid", 20050), user_json("6", "carol", 20006)},
+        {group_json("g1", "sudo", 30001, {"1"}), group_json("g2", "team-a", 30002, {"1", "6"}),
+         group_json("g3", "labgroup", 30003, {"1"}), group_json("g4", "takesgid", 30050, {"1"})});
+    IdentityConfig c = identity_config();
+    const auto rules = identity_rules(
+        c, parse_local_identities("localbob:x:20050:20050::/home/localbob:/bin/bash\n",
+                                  "labgroup:x:30050:\n"));
+    auto v = validate_directory(d, rules);
+    using E = identity::Errc;
+    ASSERT_EQ(v.users.size(), 2u);
+    EXPECT_EQ(v.users[0].name, "alice");
+    EXPECT_EQ(v.users[1].name, "carol");
+    EXPECT_TRUE(rejected_as(v, "root", E::ReservedName));
+    EXPECT_TRUE(rejected_as(v, "daemon", E::ReservedName));
+    EXPECT_TRUE(rejected_as(v, "localbob", E::ReservedName));
+    EXPECT_TRUE(rejected_as(v, "takesuid", E::ReservedId));
+    ASSERT_EQ(v.groups.size(), 1u);
+    EXPECT_EQ(v.groups[0].name, "team-a");
+    EXPECT_TRUE(rejected_as(v, "sudo", E::ReservedName));
+    EXPECT_TRUE(rejected_as(v, "labgroup", E::ReservedName));
+    EXPECT_TRUE(rejected_as(v, "takesgid", E::ReservedId));
+}
+
+TEST(ScimValidate, OversizedRecordsAreRejectedAlone)
+{
+    std::string keys = "[";
+    for (int i = 0; i < 1100; ++i) keys += (i ? ",\"" : "\"") + kEd25519 + "\"";
+    keys += "]";
+    auto d = parse_users({user_json("1", "alice", 20001),
+                          user_json("2", "longhome", 20002, "/home/" + std::string(5000, 'h')),
+                          user_json("3", "manykeys", 20003, "", "/bin/bash", keys),
+                          user_json("4", "bob", 20004)});
+    auto v = validate_directory(d, identity_config());
+    ASSERT_EQ(v.users.size(), 2u);
+    EXPECT_EQ(v.users[0].name, "alice");
+    EXPECT_EQ(v.users[1].name, "bob");
+    EXPECT_TRUE(rejected_as(v, "longhome", identity::Errc::InvalidHome));
+    EXPECT_TRUE(rejected_as(v, "manykeys", identity::Errc::TooManySshKeys));
 }

@@ -2,7 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "allot/ssh_key.hpp"
-#include "sync_fakes.hpp"
+#include "scim_fakes.hpp"
 
 using namespace allot;
 
@@ -43,11 +43,11 @@ std::string wire_b64(const std::string& type, const std::string& material)
 
 TEST(SshKey, AcceptsEd25519WithComment)
 {
-    auto k = parse_ssh_public_key(synctest::kEd25519);
+    auto k = parse_ssh_public_key(scimtest::kEd25519);
     ASSERT_TRUE(k.ok()) << k.error().message;
     EXPECT_EQ(k.value().type, "ssh-ed25519");
     EXPECT_EQ(k.value().comment, "alice@laptop");
-    EXPECT_EQ(k.value().line(), synctest::kEd25519);
+    EXPECT_EQ(k.value().line(), scimtest::kEd25519);
 }
 
 TEST(SshKey, AcceptsEcdsaAndBigRsa)

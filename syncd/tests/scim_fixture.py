@@ -6,7 +6,10 @@ arrays of SCIM resources, POSIX attributes in the allot PosixUser extension)
 with startIndex/count paging, or cursor paging (nextCursor) when the request
 carries `cursor` or DIR/paging says "cursor". DIR/mode (re-read on every
 request) switches behaviour: ok | down (503) | empty | noext (drop the
-extension) | truncated | huge (11 MiB) | slow (sleeps DIR/slow seconds).
+extension) | truncated | huge (11 MiB) | slow (sleeps DIR/slow seconds), and
+hostile listings of /Users that never end: endless-cursor (a fresh nextCursor
+on every page, totalResults 3) | endless-index (totalResults always one page
+ahead) | bigpages (8 MiB pages, a fresh nextCursor each, totalResults 10^6).
 Requires `Authorization: Bearer <DIR/token>`. Usage: scim_fixture.py DIR PORT
 """
 import json
@@ -26,6 +29,30 @@ def read(name, default=""):
             return f.read().strip()
     except OSError:
         return default
+
+
+def synthetic(n):
+    return {"id": "z%d" % n, "userName": "zz%07d" % n, "active": True,
+            EXT: {"uidNumber": 50000 + n, "gidNumber": 50000 + n,
+                  "homeDirectory": "/home/zz%07d" % n, "loginShell": "/bin/bash"}}
+
+
+def endless(mode, q):
+    """A /Users ListResponse of a source whose listing never ends."""
+    count = max(1, min(int(q.get("count", ["100"])[0]), 100))
+    cursor = int(q.get("cursor", ["0"])[0] or 0)
+    start = int(q.get("startIndex", ["1"])[0])
+    body = {"schemas": ["urn:ietf:params:scim:api:messages:2.0:ListResponse"]}
+    if mode == "endless-index":
+        body.update(totalResults=start + 2 * count, startIndex=start,
+                    Resources=[synthetic(start + i) for i in range(count)])
+    elif mode == "endless-cursor":
+        body.update(totalResults=3, nextCursor=str(cursor + 1), Resources=[synthetic(cursor)])
+    else:  # bigpages
+        body.update(totalResults=1000000, nextCursor=str(cursor + 1), Resources=[synthetic(cursor)],
+                    pad="x" * (8 << 20))
+    body["itemsPerPage"] = len(body["Resources"])
+    return json.dumps(body)
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -52,6 +79,8 @@ class Handler(BaseHTTPRequestHandler):
             time.sleep(float(read("slow", "5")))
         url = urllib.parse.urlparse(self.path)
         q = urllib.parse.parse_qs(url.query)
+        if url.path.endswith("/Users") and mode in ("endless-cursor", "endless-index", "bigpages"):
+            return self.send(200, endless(mode, q))
         if url.path.endswith("/Users"):
             items = json.loads(read("users.json", "[]"))
         elif url.path.endswith("/Groups"):

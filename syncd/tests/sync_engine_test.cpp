@@ -114,10 +114,13 @@ TEST(SyncCycle, RemovalLimit)
     ASSERT_EQ(r.run().status, SyncStatus::Ok);
     r.opt.max_removals = 5;
     r.src.answer = source(4);
+    const int published = r.caches.published;
     auto rep = r.run();
     EXPECT_EQ(rep.status, SyncStatus::Refused);
     EXPECT_NE(rep.message.find("max_removals"), std::string::npos);
     EXPECT_EQ(r.store.state.users.size(), 20u);
+    EXPECT_EQ(r.store.applies, 1);
+    EXPECT_EQ(r.caches.published, published);  // the shrink reached no cache either
     r.opt.force = true;
     EXPECT_EQ(r.run().status, SyncStatus::Ok);
     EXPECT_EQ(r.store.state.users.size(), 4u);
@@ -181,4 +184,52 @@ TEST(SyncCycle, RunningJobsDeferRemovalAndSayWhy)
     EXPECT_EQ(rep.status, SyncStatus::Ok);
     ASSERT_EQ(rep.applied.deferred.size(), 1u);
     EXPECT_NE(rep.applied.deferred[0].find("user0@team-a"), std::string::npos);
+}
+
+TEST(SyncCycle, ReservedAndLocalNamesAreNeverPublished)
+{
+    Rig r;
+    ScimDirectory d = source(4);
+    auto extra =
+        parse_user_page(list_json({user_json("r", "root", 20100), user_json("l", "localbob", 20101),
+                                   user_json("x", "takeslocaluid", 20050)},
+                                  3),
+                        kExt)
+            .value()
+            .resources;
+    d.users.insert(d.users.end(), extra.begin(), extra.end());
+    auto sudo =
+        parse_group_page(list_json({group_json("s", "sudo", 30100, {"u0"})}, 1), kExt).value();
+    d.groups.push_back(sudo.resources[0]);
+    r.src.answer = d;
+    const LocalIdentities local =
+        parse_local_identities("localbob:x:20050:20050::/home/localbob:/bin/bash\n", "");
+    r.opt.local = &local;
+    auto rep = r.run();
+    ASSERT_EQ(rep.status, SyncStatus::Ok) << rep.message;
+    ASSERT_EQ(r.caches.published, 1);
+    for (const auto& u : r.caches.last.users) {
+        EXPECT_NE(u.name, "root");
+        EXPECT_NE(u.name, "localbob");
+        EXPECT_NE(u.name, "takeslocaluid");
+    }
+    EXPECT_EQ(r.caches.last.users.size(), 4u);
+    for (const auto& g : r.caches.last.groups) EXPECT_NE(g.name, "sudo");
+    EXPECT_FALSE(r.store.state.users.count("root"));
+    size_t reserved = 0;
+    for (const auto& j : rep.directory.rejections)
+        reserved += j.code == make_error_code(identity::Errc::ReservedName) ||
+                    j.code == make_error_code(identity::Errc::ReservedId);
+    EXPECT_EQ(reserved, 4u);  // root, localbob, takeslocaluid, sudo
+}
+
+TEST(SyncCycle, SourceWideErrorKeepsItsCodeAndTouchesNothing)
+{
+    Rig r;
+    r.src.answer = make_error(scim_source::Errc::Endless, "the listing went on");
+    auto rep = r.run();
+    EXPECT_EQ(rep.status, SyncStatus::SourceError);
+    EXPECT_TRUE(rep.source_error.is(scim_source::Errc::Endless));
+    EXPECT_EQ(r.caches.published, 0);
+    EXPECT_EQ(r.store.applies, 0);
 }

@@ -4,11 +4,10 @@
 # QOS, membership change, team removal, drift, source outage, empty source,
 # hostile records, lock, kill -9 mid-apply, convergence and the no-op rerun.
 #
-# Unix users: the lab creates alice, bob, carol and dave with useradd; the
-# fixture gives them their real uids, so allot-syncd's NSS check passes through
-# plain /etc/passwd. The kill -9 part uses 300 extra users that exist only in
-# SCIM: they resolve through nss_wrapper (LD_PRELOAD, a passwd file of the
-# test's own), the seam a real node fills with libnss_allot.
+# Unix users: the lab creates alice, bob, carol and dave with useradd (jobs run
+# as them) and the fixture gives them their real uids; allot-syncd sees them as
+# directory users, not local accounts (with-directory-users.sh). The kill -9
+# part adds 300 users that exist only in SCIM.
 set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
 LABDIR=$(cd "$HERE/../../tests/lab" && pwd)
@@ -69,6 +68,8 @@ identity:
   home_prefix: /home
   cache_dir: $W/cache
   max_removals: 400
+  source_max_cycle_bytes: 67108864
+  source_deadline_seconds: ${DEADLINE:-60}
 node:
   run_dir: $W/run
 YAML
@@ -82,14 +83,14 @@ TEAMS_AB='  - group: team-a
 TEAMS_A='  - group: team-a
     account: team-a
     gpus: 8'
-mkdir -p "$W/cache" "$W/run"
-NSS_WRAPPER=$(ls /usr/lib/*/libnss_wrapper.so 2>/dev/null | head -1)
-[ -n "$NSS_WRAPPER" ] || { echo "libnss_wrapper.so missing (Debian package libnss-wrapper)"; echo "0 passed, 1 failed"; exit 1; }
-{ cat /etc/passwd; for i in $(seq 0 299); do printf 'ku%03d:x:%d:%d::/home/ku%03d:/bin/bash\n' "$i" $((30000 + i)) $((30000 + i)) "$i"; done; } >"$W/passwd"
-cp /etc/group "$W/group"
-# "${WITH_NSS[@]}" CMD...: CMD resolves the SCIM-only users (ku000-ku299) as a node with
-# libnss_allot would. env execs CMD, so $! of a background run is CMD's own pid.
-WITH_NSS=(env LD_PRELOAD="$NSS_WRAPPER" NSS_WRAPPER_PASSWD="$W/passwd" NSS_WRAPPER_GROUP="$W/group")
+mkdir -p "$W/cache" "$W/run" "$W/nss"
+# allot-syncd runs as on a node whose directory users come from libnss_allot:
+# the lab's useradd'ed users are hidden from its /etc/passwd (a directory user
+# may not be a local account) and resolve, with the 300 SCIM-only users
+# ku000-ku299, through nss_wrapper (with-directory-users.sh).
+for i in $(seq 0 299); do printf 'ku%03d:x:%d:%d::/home/ku%03d:/bin/bash\n' "$i" $((30000 + i)) $((30000 + i)) "$i"; done >"$W/nss/extra-passwd"
+LAB_USERS=$(awk '!/^#/ && NF { print $1 }' "$LABDIR/lab-directory.txt" | tr '\n' ' ')
+WITH_NSS=("$HERE/with-directory-users.sh" "$W/nss" "$LAB_USERS" --)
 echo "fixture-token-$$" >"$W/token"; chmod 600 "$W/token"
 cp "$W/token" "$FIX/token"
 write_config "$TEAMS_AB"
@@ -113,19 +114,24 @@ users += [user("ku%03d" % i, 30000 + i) for i in range(extra)]
 if hostile:
     users += [user("mallory", 0), user("eve", 31001, home="/home/../etc"),
               user("trudy", 31002, shell="/bin/evil"), user("-rf", 31003),
-              user("oscar", 31004, keys=('command="/bin/sh" ' + KEY,))]
+              user("oscar", 31004, keys=('command="/bin/sh" ' + KEY,)),
+              user("root", 31010), user("daemon", 31011),
+              user("longhome", 31012, home="/home/" + "h" * 5000),
+              user("manykeys", 31013, keys=(KEY,) * 1100)]
 def group(name, gid, members):
     return {"id": "g-" + name, "displayName": name, "gidNumber": gid,
             "members": [{"value": "id-" + m, "type": "User"} for m in members]}
 groups = [group("team-a", 40001, a), group("team-b", 40002, b),
           group("everyone", 40003, [u["userName"] for u in users])]
+if hostile:
+    groups += [group("sudo", 40010, ["alice"]), group("adm", 40011, ["alice"])]
 json.dump(users, open(d + "/users.json", "w"))
 json.dump(groups, open(d + "/groups.json", "w"))
 PY
 }
 mode() { echo "$1" >"$FIX/mode"; }
 
-sync_() { "$SYNCD" -c "$W/allot.yaml" --lock-file "$W/run/lock" "$@"; }
+sync_() { "${WITH_NSS[@]}" "$SYNCD" -c "$W/allot.yaml" --lock-file "$W/run/lock" "$@"; }
 acct_of() { sacctmgr -n -P show user "$1" format=defaultaccount 2>/dev/null | head -1; }
 assocs_of() { sacctmgr -n -P show assoc user="$1" format=account 2>/dev/null | sort | tr '\n' ' '; }
 
@@ -183,7 +189,8 @@ r=$(as bob sbatch --parsable -o /dev/null --gpus=1 --wrap true 2>&1)
 if [ -n "${LAB_PLUGINS:-}" ]; then
     expect_contains "bob's GPU job is rejected by job_submit/allot (default account)" "$r" "not yet in a team"
 else
-    sleep 2; expect_contains "bob's GPU job pends on the 0-GPU cap" "$(job_field "${r%%;*}" Reason)" "AssocGrpGRES"
+    wait_job_field "${r%%;*}" Reason "AssocGrpGRES.*" 60
+    expect_contains "bob's GPU job pends on the 0-GPU cap" "$(job_field "${r%%;*}" Reason)" "AssocGrpGRES"
 fi
 scancel -u alice -u bob -u dave 2>/dev/null
 
@@ -244,7 +251,7 @@ expect_contains "size cap message" "$out" "larger than 10 MiB"
 expect_eq "accounting unchanged by all of the above" "$(sacctmgr -n -P show assoc format=account,user,qos | sort | md5sum)" "$before"
 expect_eq "last good caches kept" "$(md5sum "$W/cache/passwd.cache" "$W/cache/group.cache")" "$cache_before"
 mode ok
-fixture "alice" "dave carol" 0 hostile
+fixture "alice carol" "dave" 0 hostile  # and carol moves back to team-a in the same cycle
 out=$(sync_ --once 2>&1); rc=$?
 expect_eq "hostile records: sync still succeeds" "$rc" 0
 expect_contains "uid 0 rejected" "$out" "rejected user 'mallory': uidNumber 0 (root) is never allowed"
@@ -253,6 +260,52 @@ expect_contains "bad shell rejected" "$out" "rejected user 'trudy'"
 expect_contains "leading dash rejected" "$out" "rejected user '-rf'"
 expect_contains "key with options dropped" "$out" "rejected ssh-key 'oscar': key carries authorized_keys options"
 expect_eq "no association for mallory" "$(assocs_of mallory)" ""
+expect_contains "directory user 'root' refused by name" "$out" "rejected user 'root': userName 'root' is"
+expect_contains "directory user 'daemon' refused by name" "$out" "rejected user 'daemon'"
+expect_contains "directory group 'sudo' refused by name" "$out" "rejected group 'sudo': displayName 'sudo' is"
+expect_contains "directory group 'adm' refused by name" "$out" "rejected group 'adm'"
+expect_contains "5,000-byte home rejected alone" "$out" "rejected user 'longhome': homeDirectory"
+expect_contains "1,100 SSH keys rejected alone" "$out" "rejected user 'manykeys': sshPublicKeys: 1100 keys"
+for name in longhome manykeys sudo adm daemon; do
+    expect_eq "$name in no cache" "$(cat "$W/cache/passwd.cache" "$W/cache/group.cache" | grep -a -c "$name")" 0
+done
+check "the other users still published" grep -a -q carol "$W/cache/passwd.cache"
+expect_eq "no association for longhome" "$(assocs_of longhome)" ""
+expect_eq "carol's change landed beside the rejections" "$(acct_of carol)" team-a
+sync_ --once --metrics-file "$W/hostile.prom" >/dev/null 2>&1
+n=$(sed -n 's/^allot_syncd_rejected_records_total //p' "$W/hostile.prom")
+check "rejections counted in the metrics (${n:-none})" test "${n:-0}" -ge 11
+
+echo "# hostile sources: bounds stop the cycle, caches and accounting untouched"
+fixture "alice" "dave carol"
+mode ok
+sync_ --once >/dev/null 2>&1
+before=$(sacctmgr -n -P show assoc format=account,user,qos | sort | md5sum)
+cache_before=$(md5sum "$W/cache/passwd.cache" "$W/cache/group.cache" "$W/cache/keys.cache")
+mode endless-cursor
+out=$(sync_ --once 2>&1); rc=$?
+expect_eq "endless cursor listing exits 2" "$rc" 2
+expect_contains "endless cursor stopped past totalResults" "$out" "past the 3 resources its totalResults announced"
+mode endless-index
+out=$(sync_ --once 2>&1); rc=$?
+expect_eq "endless index listing exits 2" "$rc" 2
+expect_contains "endless index stopped" "$out" "its totalResults announced"
+mode bigpages
+out=$(/usr/bin/time -f "maxrss_kb=%M" "${WITH_NSS[@]}" "$SYNCD" -c "$W/allot.yaml" --lock-file "$W/run/lock" --once 2>&1); rc=$?
+expect_eq "8 MiB pages past the cycle budget exit 2" "$rc" 2
+expect_contains "cycle byte budget named" "$out" "identity.source_max_cycle_bytes"
+rss=$(printf '%s\n' "$out" | sed -n 's/^maxrss_kb=//p')
+if [ -n "$rss" ] && [ "$rss" -lt 262144 ]; then pass "RSS bounded while reading 8 MiB pages ($rss KiB < 256 MiB)"; else fail "RSS bounded while reading 8 MiB pages" "maxrss=$rss KiB"; fi
+mode slow; echo 3 >"$FIX/slow"
+DEADLINE=2 write_config "$TEAMS_A"
+out=$(sync_ --once 2>&1); rc=$?
+expect_eq "cycle past its deadline exits 2" "$rc" 2
+expect_contains "deadline named" "$out" "identity.source_deadline_seconds"
+write_config "$TEAMS_A"
+mode ok
+check "the source answered all along (alive probe)" curl -sf -o /dev/null -H "Authorization: Bearer $(cat "$W/token")" "http://127.0.0.1:$SCIM_PORT/scim/v2/Users"
+expect_eq "accounting unchanged by hostile sources" "$(sacctmgr -n -P show assoc format=account,user,qos | sort | md5sum)" "$before"
+expect_eq "caches byte-identical after hostile sources" "$(md5sum "$W/cache/passwd.cache" "$W/cache/group.cache" "$W/cache/keys.cache")" "$cache_before"
 
 echo "# lock: two syncds never write at once"
 flock -n "$W/run/lock" sleep 3 &
@@ -279,6 +332,23 @@ out=$("${WITH_NSS[@]}" "$SYNCD" -c "$W/allot.yaml" --lock-file "$W/run/lock" --o
 expect_eq "rerun after kill -9 exits 0" "$rc" 0
 expect_eq "rerun created all users" "$(sacctmgr -n -P show user format=user | wc -l)" $((n0 + 300))
 expect_contains "then zero changes" "$("${WITH_NSS[@]}" "$SYNCD" -c "$W/allot.yaml" --plan 2>&1)" "plan: 0 to add, 0 to modify, 0 to remove"
+
+echo "# kill -9 repeatedly: the next start leaves no temporary file behind"
+for i in 1 2 3 4 5 6; do
+    "${WITH_NSS[@]}" "$SYNCD" -c "$W/allot.yaml" --lock-file "$W/run/lock" --once >/dev/null 2>&1 &
+    kp=$!
+    sleep "0.$((RANDOM % 10))"
+    kill -9 $kp 2>/dev/null; wait $kp 2>/dev/null
+done
+# What an interrupted publish and state write leave, with allot's own names; and files of others.
+for f in .passwd.cache.AbC123 .group.cache.x1Y2z3 .keys.cache.000000 syncd.state.tmp.Qq1234 .other.abcdef notes.txt; do
+    echo stale >"$W/cache/$f"
+done
+out=$(sync_ --once 2>&1); rc=$?
+expect_eq "the next start exits 0" "$rc" 0
+expect_contains "it says it removed them" "$out" "temporary file(s) left by an interrupted run"
+expect_eq "no allot temporary file remains" "$(ls -A "$W/cache" | grep -E '^\.(passwd|group|keys)\.cache\.|\.tmp\.' | wc -l)" 0
+expect_eq "other files are left alone" "$(ls -A "$W/cache" | grep -cE '^(\.other\.abcdef|notes\.txt)$')" 2
 
 echo "# daemon: SIGHUP reloads, SIGTERM stops cleanly"
 "${WITH_NSS[@]}" "$SYNCD" -c "$W/allot.yaml" --lock-file "$W/run/lock" --metrics-file "$W/d.prom" >"$W/daemon.log" 2>&1 &

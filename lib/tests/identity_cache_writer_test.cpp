@@ -1,0 +1,105 @@
+// identity_cache_writer_test.cpp - the cache writer's file hygiene: it
+// publishes only into a directory nobody else can write, creates the caches
+// 0644, and removes the temporaries a killed publish left.
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <set>
+
+#include "allot/identity_cache.hpp"
+
+using namespace allot;
+namespace fs = std::filesystem;
+
+namespace {
+
+struct TempDir {
+    std::string path;
+    TempDir()
+    {
+        char dir[] = "/tmp/allot-cache-writer-XXXXXX";
+        path = mkdtemp(dir);
+        chmod(path.c_str(), 0755);
+    }
+    ~TempDir() { fs::remove_all(path); }
+};
+
+std::vector<PosixUser> users()
+{
+    PosixUser u;
+    u.name = "alice";
+    u.uid = 20001;
+    u.gid = 20001;
+    u.home = "/home/alice";
+    u.shell = "/bin/bash";
+    return {u};
+}
+
+std::vector<PosixGroup> groups()
+{
+    return {PosixGroup{"team-a", 30001, {"alice"}}};
+}
+
+mode_t mode_of(const std::string& path)
+{
+    struct stat st {};
+    stat(path.c_str(), &st);
+    return st.st_mode & 07777;
+}
+
+}  // namespace
+
+TEST(IdentityCacheWriter, PublishesReadableCachesInATrustedDirectory)
+{
+    TempDir t;
+    CacheWriteOptions o;
+    o.fsync = false;
+    auto r = publish_identity_cache(t.path, users(), groups(), o);
+    ASSERT_TRUE(r.ok()) << r.error().message;
+    EXPECT_EQ(mode_of(t.path + "/passwd.cache"), 0644u);
+    EXPECT_EQ(mode_of(t.path + "/group.cache"), 0644u);
+    EXPECT_EQ(mode_of(t.path + "/keys.cache"), 0640u);
+    const std::string fresh = t.path + "/new";
+    ASSERT_TRUE(publish_identity_cache(fresh, users(), groups(), o).ok());
+    EXPECT_EQ(mode_of(fresh) & 0022, 0u);  // created without group/other write
+}
+
+TEST(IdentityCacheWriter, RefusesAWritableDirectoryAndReplacesNothing)
+{
+    TempDir t;
+    CacheWriteOptions o;
+    o.fsync = false;
+    ASSERT_TRUE(publish_identity_cache(t.path, users(), groups(), o).ok());
+    std::ifstream in(t.path + "/passwd.cache", std::ios::binary);
+    const std::string before((std::istreambuf_iterator<char>(in)), {});
+    for (mode_t bad : {0775, 0757, 01777}) {
+        chmod(t.path.c_str(), bad);
+        auto r = publish_identity_cache(t.path, {}, {}, o);
+        ASSERT_FALSE(r.ok()) << std::oct << bad;
+        EXPECT_TRUE(r.error().is(Errc::Refused)) << r.error().message;
+    }
+    std::ifstream again(t.path + "/passwd.cache", std::ios::binary);
+    EXPECT_EQ(std::string((std::istreambuf_iterator<char>(again)), {}), before);
+}
+
+TEST(IdentityCacheWriter, RemovesOnlyItsOwnStaleTemporaries)
+{
+    TempDir t;
+    for (const char* name :
+         {".passwd.cache.a1B2c3", ".group.cache.XyZ123", ".keys.cache.000000",
+          ".passwd.cache.toolong1", "passwd.cache.abcdef", ".other.abcdef", "keep-me"})
+        std::ofstream(t.path + "/" + name) << "x";
+    auto r = remove_stale_cache_temporaries(t.path);
+    ASSERT_TRUE(r.ok()) << r.error().message;
+    EXPECT_EQ(r.value(), 3u);
+    std::set<std::string> left;
+    for (const auto& e : fs::directory_iterator(t.path)) left.insert(e.path().filename());
+    EXPECT_EQ(left, (std::set<std::string>{".passwd.cache.toolong1", "passwd.cache.abcdef",
+                                           ".other.abcdef", "keep-me"}));
+    auto none = remove_stale_cache_temporaries(t.path + "/missing");
+    ASSERT_TRUE(none.ok());
+    EXPECT_EQ(none.value(), 0u);
+}
