@@ -108,6 +108,13 @@ void add_opt(cJSON* o, const char* k, const std::optional<uint64_t>& v)
     else
         cJSON_AddItemToObject(o, k, cJSON_CreateNull());
 }
+// A new object at the end of `array`.
+cJSON* append_object(cJSON* array)
+{
+    cJSON* o = cJSON_CreateObject();
+    cJSON_AddItemToArray(array, o);
+    return o;
+}
 void add_opt_i(cJSON* o, const char* k, const std::optional<int64_t>& v)
 {
     if (v)
@@ -405,8 +412,7 @@ std::string render_json(const Report& report)
 
     cJSON* accounts = cJSON_AddArrayToObject(r, "accounts");
     for (const auto& a : report.accounts) {
-        cJSON* o = cJSON_CreateObject();
-        cJSON_AddItemToArray(accounts, o);
+        cJSON* o = append_object(accounts);
         add_str(o, "name", a.account);
         add_bool(o, "default", a.is_default);
         add_bool(o, "team", a.is_team);
@@ -416,8 +422,7 @@ std::string render_json(const Report& report)
         add_opt(o, "gpus_in_use", a.account_gpus_in_use);
         cJSON* tiers = cJSON_AddArrayToObject(o, "tiers");
         for (const auto& t : a.tiers) {
-            cJSON* to = cJSON_CreateObject();
-            cJSON_AddItemToArray(tiers, to);
+            cJSON* to = append_object(tiers);
             add_str(to, "tier", tier_label(t.tier));
             add_str(to, "qos", t.qos);
             add_bool(to, "allowed", t.allowed);
@@ -442,8 +447,7 @@ std::string render_json(const Report& report)
 
     cJSON* jobs = cJSON_AddArrayToObject(r, "jobs");
     for (const auto& j : report.jobs) {
-        cJSON* o = cJSON_CreateObject();
-        cJSON_AddItemToArray(jobs, o);
+        cJSON* o = append_object(jobs);
         add_int(o, "job_id", j.job.job_id);
         add_str(o, "id", j.job.display_id);
         add_str(o, "name", j.job.name);
@@ -475,8 +479,7 @@ std::string render_json(const Report& report)
 
     cJSON* storage = cJSON_AddArrayToObject(r, "storage");
     for (const auto& s : report.storage) {
-        cJSON* o = cJSON_CreateObject();
-        cJSON_AddItemToArray(storage, o);
+        cJSON* o = append_object(storage);
         add_str(o, "name", s.name);
         add_str(o, "source", quota::source_kind_name(s.kind));
         add_str(o, "where", s.where);
@@ -492,8 +495,7 @@ std::string render_json(const Report& report)
         add_opt_i(o, "snapshot_time", reading.snapshot_time);
         cJSON* usage = cJSON_AddArrayToObject(o, "usage");
         for (const auto& u : reading.usage) {
-            cJSON* uo = cJSON_CreateObject();
-            cJSON_AddItemToArray(usage, uo);
+            cJSON* uo = append_object(usage);
             add_str(uo, "filesystem", u.filesystem);
             add_int(uo, "bytes_used", static_cast<int64_t>(u.bytes_used));
             add_opt(uo, "bytes_soft", u.bytes_soft);
