@@ -74,6 +74,11 @@ measure() { # measure <label>
     [ "$mm" -lt 300 ] && echo "  goal < 300 ms: met" || echo "  goal < 300 ms: NOT met"
 }
 
+# Both sides must work before they are timed: a failing command is fast.
+runuser -u alice -- env SLURM_CONF="$SLURM_CONF" ALLOT_CONFIG="$ALLOT_CONFIG" "$M" --no-quota >/dev/null ||
+    { echo "mylimits fails as alice: nothing to measure"; exit 1; }
+runuser -u alice -- env SLURM_CONF="$SLURM_CONF" QUOTA="$QUOTA" bash -c recipe ||
+    { echo "the recipe fails as alice: nothing to measure"; exit 1; }
 echo "# queue: $JOBS held jobs of carol and dave, 4 of alice"
 as carol "$LAB/submit_held" $((JOBS / 2)) 2 team-a team-a 1
 as dave "$LAB/submit_held" $((JOBS - JOBS / 2)) 2 team-b team-b 1
