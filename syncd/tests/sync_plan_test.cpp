@@ -2,8 +2,8 @@
 // convergence, membership change, team removal, ownership and drift.
 #include <gtest/gtest.h>
 
-#include "sync_plan.hpp"
 #include "sync_fakes.hpp"
+#include "sync_plan.hpp"
 
 using namespace allot;
 using namespace allot::synctest;
