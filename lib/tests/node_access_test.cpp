@@ -2,6 +2,7 @@
 // and a real passwd.cache: only directory users that resolve through allot's
 // caches get in by admin group or job; root is the local root; no role, no entry.
 #include <gtest/gtest.h>
+#include <pwd.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -173,3 +174,14 @@ TEST_F(NodeAccessTest, FailsClosed)
 }
 
 }  // namespace
+
+TEST(NodeAccessTrust, CacheOwnerNamesWhoBesidesRootMayOwnTheCaches)
+{
+    Config c;
+    EXPECT_EQ(cache_trust(c).owner, idcache::kNoOwner);  // root only
+    c.identity.cache_owner = "daemon";                   // a local account of every node
+    EXPECT_EQ(cache_trust(c).owner, getpwnam("daemon")->pw_uid);
+    c.identity.cache_owner = "no-such-owner-xyz";  // unknown: root only, never anyone
+    EXPECT_EQ(cache_trust(c).owner, idcache::kNoOwner);
+    EXPECT_EQ(cache_trust(c).top, nullptr);  // always up to /
+}
