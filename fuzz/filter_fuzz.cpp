@@ -1,5 +1,6 @@
-// fuzz-sources: scim/filter.cpp scim/filter_sql.cpp scim/codec.cpp scim/errors.cpp
-// scim/store_schema.cpp lib/result.cpp fuzz-pkg: libcjson sqlite3
+// fuzz-sources: scim/filter.cpp scim/filter_sql.cpp scim/codec.cpp
+// fuzz-sources: scim/errors.cpp scim/store_schema.cpp lib/result.cpp
+// fuzz-pkg: libcjson sqlite3
 //
 // filter_fuzz.cpp - the SCIM filter parser and the filter->SQL compiler.
 // Property: any input either fails to parse, fails to compile with an error,

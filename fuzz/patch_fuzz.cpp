@@ -1,5 +1,6 @@
-// fuzz-sources: scim/patch.cpp scim/filter.cpp scim/codec.cpp scim/errors.cpp scim/util.cpp
-// lib/result.cpp fuzz-pkg: libcjson libcrypto
+// fuzz-sources: scim/patch.cpp scim/filter.cpp scim/codec.cpp scim/errors.cpp
+// fuzz-sources: scim/util.cpp lib/result.cpp
+// fuzz-pkg: libcjson libcrypto
 //
 // patch_fuzz.cpp - SCIM PATCH (RFC 7644 §3.5.2): PATCH paths and operations
 // applied to a user and a group as IdPs send them. Property: any body either

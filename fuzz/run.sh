@@ -9,6 +9,7 @@
 #   // fuzz-sources: lib/foo.cpp scim/bar.cpp   (paths from the source root; each
 #                                               one's folder is on the include path)
 #   // fuzz-pkg: libcjson yaml-cpp               (pkg-config names)
+# A key may repeat (lines stay under the 100 columns clang-format keeps).
 # Environment: FUZZ_BUILD (build/output dir, default /tmp/allot-fuzz-$UID),
 # CXX (default clang++). Findings land in $FUZZ_BUILD/<name>/crash-* and fail
 # the target. The tree's corpus is only read; new inputs go to $FUZZ_BUILD.
@@ -28,8 +29,8 @@ if ! command -v "$CXX" >/dev/null; then
     exit 1
 fi
 
-# The value of a `// fuzz-<key>:` header line of $1.
-header() { sed -n "s|^// fuzz-$2: *||p" "$1" | head -1; }
+# The values of the `// fuzz-<key>:` header lines of $1 (a key may repeat).
+header() { sed -n "s|^// fuzz-$2: *||p" "$1" | tr '\n' ' '; }
 
 build() {
     local name=$1 file=$HERE/$1_fuzz.cpp srcs=() incs=() pkgs flags
