@@ -70,9 +70,15 @@ wait_job_state() { wait_job_field "$1" JobState "$2" "${3:-120}"; } # <jobid> <S
 # it has re-read its configuration, so a test never guesses how long that takes.
 _reconf_count() { grep -c '_slurm_rpc_reconfigure_controller: completed' "$LAB/log/slurmctld.log" 2>/dev/null || true; }
 _reconf_after() { [ "$(_reconf_count)" -gt "$1" ]; }
+# slurm_conf.last_update, which job_submit/allot compares to decide to reload, counts whole
+# seconds: two reconfigures in one second look like one, so a new one starts in a later second.
+_LAB_RECONF_AT=0
+_later_second() { [ "$(date +%s)" -gt "$_LAB_RECONF_AT" ]; }
 ctld_reconfigure() {
     local before
+    wait_for 5 "the next second" _later_second
     before=$(_reconf_count)
+    _LAB_RECONF_AT=$(date +%s)
     scontrol reconfigure || return 1
     wait_for 120 "slurmctld to finish reconfiguring" _reconf_after "$before"
 }
