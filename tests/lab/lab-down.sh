@@ -38,7 +38,7 @@ done
 for p in /proc/[0-9]*; do
     p=${p#/proc/}
     [ "$(stat -c %u "/proc/$p" 2>/dev/null)" = 0 ] && continue
-    tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null | grep -qx "SLURM_CONF=$LAB/etc/slurm.conf" &&
+    tr '\0' '\n' 2>/dev/null <"/proc/$p/environ" | grep -qx "SLURM_CONF=$LAB/etc/slurm.conf" &&
         stop_pid "job process" "$p" 2
 done
 stop_pid slurmctld "$(pid_in "$LAB/run/slurmctld.launch.pid")" 20
