@@ -257,13 +257,12 @@ Report build_report(const Facts& facts, const Config& config)
                          return a.job.job_id < b.job.job_id;
                      });
     for (auto& jv : report.jobs)
-        if (jv.pending) jv.explanation = explain_reason(jv, report, config);
+        if (jv.pending) jv.explanation = explain_reason(jv, report);
     return report;
 }
 
-std::string explain_reason(const JobView& jv, const Report& report, const Config& config)
+std::string explain_reason(const JobView& jv, const Report& report)
 {
-    (void)config;  // reserved: site wording of tiers
     const JobFacts& job = jv.job;
     const std::string& r = job.reason;
     // Empty views stand in for a job outside the user's associations (all nullopt).

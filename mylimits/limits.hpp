@@ -143,7 +143,7 @@ Tier tier_of_qos(const Config& config, const std::string& qos);
 
 // The pending reason of `job` in plain words, with the numbers that matter.
 // `report` supplies caps and usage; the Slurm name is kept by the renderers.
-std::string explain_reason(const JobView& job, const Report& report, const Config& config);
+std::string explain_reason(const JobView& job, const Report& report);
 
 // GPUs in a TRES string as slurmctld prints it ("cpu=4,mem=8G,gres/gpu=2",
 // "gres/gpu:a100=2", 22.05's "gres:gpu:2" or "gpu:2"); 0 when none or malformed.

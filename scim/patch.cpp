@@ -426,7 +426,6 @@ Result<Unit> apply_group_patch(scim::Group& g, const cJSON* body)
             return err(Errc::InvalidPath, "unknown attribute '" + path.attr + "'");
         if (op == Op::Remove) {
             if (p.value().filter) {
-                const size_t before = g.members.size();
                 const Filter& f = *p.value().filter;
                 g.members.erase(
                     std::remove_if(g.members.begin(), g.members.end(),
@@ -440,7 +439,7 @@ Result<Unit> apply_group_patch(scim::Group& g, const cJSON* body)
                                            });
                                    }),
                     g.members.end());
-                (void)before;  // removing an absent member is not an error (idempotent IdP retries)
+                // Removing an absent member is not an error (idempotent IdP retries).
                 return Unit{};
             }
             if (v) {  // Entra: {"op":"Remove","path":"members","value":[{"value":"id"}]}
