@@ -1,7 +1,6 @@
 // util.cpp - see util.hpp.
 #include "util.hpp"
 
-#include <openssl/crypto.h>
 #include <openssl/evp.h>
 #include <openssl/rand.h>
 
@@ -119,11 +118,6 @@ std::string to_lower(std::string_view s)
     std::string out(s);
     for (auto& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
     return out;
-}
-
-bool constant_time_equal(std::string_view a, std::string_view b)
-{
-    return a.size() == b.size() && CRYPTO_memcmp(a.data(), b.data(), a.size()) == 0;
 }
 
 std::optional<std::string> url_decode(std::string_view s, bool plus_is_space)

@@ -19,7 +19,6 @@ std::string hex(std::string_view bytes);
 std::string random_bytes(size_t n);  // throws on RNG failure (startup-fatal class)
 
 std::string to_lower(std::string_view s);
-bool constant_time_equal(std::string_view a, std::string_view b);
 
 // URL-decoding for application/x-www-form-urlencoded bodies.
 std::optional<std::string> url_decode(std::string_view s, bool plus_is_space = true);
