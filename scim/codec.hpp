@@ -34,10 +34,6 @@ Result<Group> group_from_json(const cJSON* json);
 // A complete SCIM error body (RFC 7644 §3.12); scim_type may be empty.
 std::string error_body(int status, std::string_view scim_type, std::string_view detail);
 
-// RFC 3339 UTC with a trailing Z; parse accepts fractional seconds and offsets.
-std::string format_time(int64_t unix_seconds);
-std::optional<int64_t> parse_time(std::string_view text);
-
 // ETag of a version: W/"<n>".
 std::string etag(int64_t version);
 

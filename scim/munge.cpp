@@ -74,17 +74,4 @@ std::unique_ptr<MungeDecoder> make_libmunge_decoder(const std::string& socket_pa
     return std::make_unique<LibmungeDecoder>(socket_path);
 }
 
-Result<std::string> munge_encode(const std::string& socket_path, const std::string& payload)
-{
-    auto ctx = make_ctx(socket_path);
-    if (!ctx) return ctx.error();
-    char* cred = nullptr;
-    const munge_err_t rc =
-        munge_encode(&cred, ctx.value().get(), payload.data(), static_cast<int>(payload.size()));
-    if (rc != EMUNGE_SUCCESS) return make_error(std::string("munge: ") + munge_strerror(rc));
-    std::string out(cred);
-    std::free(cred);
-    return out;
-}
-
 }  // namespace allot::scimd

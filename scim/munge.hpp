@@ -11,13 +11,10 @@
 #include <string>
 
 #include "allot/result.hpp"
+#include "allot/token_exchange.hpp"
 
 namespace allot::scimd {
 
-// RFC 8693 subject_token_type for a MUNGE credential, and the payload that
-// binds a credential to this purpose and audience.
-inline constexpr const char* kMungeTokenType = "urn:allot:params:oauth:token-type:munge";
-inline constexpr const char* kMungePayloadPrefix = "allot-token-exchange aud=";
 
 struct MungeCredential {
     uint32_t uid = 0;
@@ -41,6 +38,5 @@ public:
 
 // socket_path empty: libmunge's default socket.
 std::unique_ptr<MungeDecoder> make_libmunge_decoder(const std::string& socket_path);
-Result<std::string> munge_encode(const std::string& socket_path, const std::string& payload);
 
 }  // namespace allot::scimd

@@ -3,14 +3,11 @@
 #include <set>
 #include <tuple>
 
+#include "allot/token_exchange.hpp"
 #include "service.hpp"
 #include "service_http.hpp"
 
 namespace allot::scimd {
-
-namespace {
-constexpr const char* kTokenExchange = "urn:ietf:params:oauth:grant-type:token-exchange";
-}  // namespace
 
 HttpResponse Service::discovery()
 {
@@ -26,7 +23,7 @@ HttpResponse Service::discovery()
     for (const auto& k : keys()->keys)
         if (seen.insert(alg_name(k.alg())).second)
             cJSON_AddItemToArray(algs, cJSON_CreateString(alg_name(k.alg())));
-    cJSON_AddItemToObject(d.get(), "grant_types_supported", string_array({kTokenExchange}));
+    cJSON_AddItemToObject(d.get(), "grant_types_supported", string_array({kTokenExchangeGrant}));
     cJSON_AddItemToObject(d.get(), "token_endpoint_auth_methods_supported", string_array({"none"}));
     cJSON_AddItemToObject(d.get(), "scopes_supported", string_array({"openid"}));
     cJSON_AddItemToObject(d.get(), "claims_supported",

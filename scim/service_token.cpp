@@ -3,6 +3,7 @@
 #include <map>
 #include <sstream>
 
+#include "allot/token_exchange.hpp"
 #include "service.hpp"
 #include "service_http.hpp"
 #include "util.hpp"
@@ -11,8 +12,6 @@ namespace allot::scimd {
 
 namespace {
 
-constexpr const char* kTokenExchange = "urn:ietf:params:oauth:grant-type:token-exchange";
-constexpr const char* kIdTokenType = "urn:ietf:params:oauth:token-type:id_token";
 constexpr const char* kJwtTokenType = "urn:ietf:params:oauth:token-type:jwt";
 
 std::optional<std::map<std::string, std::string>> parse_form(const std::string& body)
@@ -50,8 +49,8 @@ HttpResponse Service::token(const HttpRequest& r)
         auto it = form->find(k);
         return it == form->end() ? "" : it->second;
     };
-    if (get("grant_type") != kTokenExchange)
-        return refuse("unsupported_grant_type", std::string("only ") + kTokenExchange);
+    if (get("grant_type") != kTokenExchangeGrant)
+        return refuse("unsupported_grant_type", std::string("only ") + kTokenExchangeGrant);
     if (get("subject_token_type") != kMungeTokenType)
         return refuse("invalid_request",
                       std::string("subject_token_type must be ") + kMungeTokenType);

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace allot::scim {
@@ -23,6 +24,11 @@ inline constexpr const char* kDefaultPosixUser =
     "urn:ietf:params:scim:schemas:extension:allot:2.0:PosixUser";
 inline constexpr const char* kPosixGroup =
     "urn:ietf:params:scim:schemas:extension:allot:2.0:PosixGroup";
+
+// SCIM's date-time (RFC 3339, UTC with a trailing Z); parse also accepts
+// fractional seconds and offsets. allot-kube-token writes its expiry this way.
+std::string format_time(int64_t unix_seconds);
+std::optional<int64_t> parse_time(std::string_view text);
 
 struct Email {
     std::string value;

@@ -1,4 +1,4 @@
-// kube_token.cpp - allot-kube-token: a client-go exec credential plugin.
+// main.cpp - allot-kube-token: a client-go exec credential plugin.
 //
 // kubectl runs it (kubeconfig `users[].user.exec`); it proves the caller's
 // UID with a MUNGE credential (payload binds it to this audience), exchanges
@@ -8,6 +8,9 @@
 //
 // Exit codes: 0 printed a credential, 1 could not get one (reason on stderr),
 // 2 usage error.
+//
+// A login-node client: it links liballot, libcurl and libmunge, never the
+// server's code, SQLite or httplib (scim/tests/kube_token_deps.sh checks).
 #include <curl/curl.h>
 #include <fcntl.h>
 #include <pwd.h>
@@ -25,13 +28,13 @@
 
 #include "allot/config.hpp"
 #include "allot/json.hpp"
+#include "allot/scim_model.hpp"
+#include "allot/token_exchange.hpp"
 #include "compat/curl.hpp"
-#include "codec.hpp"
-#include "munge.hpp"
-#include "util.hpp"
+#include "munge_client.hpp"
 
 using namespace allot;
-using namespace allot::scimd;
+using namespace allot::kubetoken;
 
 namespace {
 
@@ -84,6 +87,17 @@ void print_credential(const std::string& api_version, const std::string& token, 
     cJSON_AddStringToObject(status, "token", token.c_str());
     cJSON_AddStringToObject(status, "expirationTimestamp", scim::format_time(expiry).c_str());
     std::cout << json_print(out.get()) << "\n";
+}
+
+// The cache file's name for one issuer and audience: FNV-1a, 64 bits, hex.
+// A name, not a secret: the file is trusted for being ours and 0600.
+std::string cache_key(const std::string& text)
+{
+    uint64_t h = 1469598103934665603ULL;
+    for (unsigned char c : text) h = (h ^ c) * 1099511628211ULL;
+    char buf[17];
+    std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h));
+    return buf;
 }
 
 int fail(const std::string& why)
@@ -146,7 +160,7 @@ int main(int argc, char** argv)
     const int64_t now = static_cast<int64_t>(std::time(nullptr));
     if (cache_dir.empty()) cache_dir = cache_dir_default();
     const std::string cache_file =
-        cache_dir + "/kube-token-" + hex(sha256(issuer + "\n" + audience)).substr(0, 16) + ".json";
+        cache_dir + "/kube-token-" + cache_key(issuer + "\n" + audience) + ".json";
     if (use_cache && cache_file_ok(cache_file)) {
         std::ifstream in(cache_file);
         std::stringstream text;
@@ -166,13 +180,11 @@ int main(int argc, char** argv)
     curl_compat::EasyPtr curl(curl_easy_init());
     if (!curl) return fail("curl_easy_init failed");
     const std::string url = issuer + "/oidc/token";
-    const std::string body =
-        "grant_type=" + form_escape(curl.get(), "urn:ietf:params:oauth:grant-type:token-exchange") +
-        "&subject_token_type=" + form_escape(curl.get(), kMungeTokenType) +
-        "&requested_token_type=" +
-        form_escape(curl.get(), "urn:ietf:params:oauth:token-type:id_token") +
-        "&audience=" + form_escape(curl.get(), audience) +
-        "&subject_token=" + form_escape(curl.get(), cred.value());
+    const std::string body = "grant_type=" + form_escape(curl.get(), kTokenExchangeGrant) +
+                             "&subject_token_type=" + form_escape(curl.get(), kMungeTokenType) +
+                             "&requested_token_type=" + form_escape(curl.get(), kIdTokenType) +
+                             "&audience=" + form_escape(curl.get(), audience) +
+                             "&subject_token=" + form_escape(curl.get(), cred.value());
     std::string response;
     long status = 0;
     const bool set_ok =
