@@ -89,13 +89,13 @@ as alice sbatch -Q --qos=spot --gpus=1 -o /dev/null --time=5 --wrap 'sleep 300'
 sleep 2
 echo "# squeue: $(squeue -h | wc -l) jobs in the queue"
 runuser -u alice -- env SLURM_CONF="$SLURM_CONF" ALLOT_CONFIG="$ALLOT_CONFIG" MYLIMITS_TRACE=1 "$M" --no-quota 2>&1 >/dev/null | sed 's/^/  /'
-measure "10,000 queued jobs of others"
+measure "$JOBS queued jobs of others"
 others=$LAST_RATIO
 
 echo "# queue: + $JOBS held jobs of alice herself"
 as alice "$LAB/submit_held" "$JOBS" 2 team-a general 1
 echo "# squeue: $(squeue -h | wc -l) jobs in the queue, $(squeue -h -u alice | wc -l) of alice"
-measure "10,000 of alice's own jobs queued too"
+measure "$JOBS of alice's own jobs queued too"
 own=$LAST_RATIO
 worst=$(LC_ALL=C awk -v a="$others" -v b="$own" 'BEGIN { print (a < b ? a : b) }')
 result mylimits recipe_over_mylimits="$worst" recipe_over_mylimits_others="$others" \
