@@ -120,7 +120,7 @@ TEST(Config, HostileInputIsBounded)
     EXPECT_FALSE(parse_config("cluster:\n  join_hint: \"a\\nb\"\n", "t").ok());
 }
 
-// Issue #10 §4: node.role has no default (pam_allot and allot-keys then admit
+// `node.role` has no default (pam_allot and allot-keys then admit
 // no one but root); given, it must be login or compute.
 TEST(Config, NodeRoleHasNoDefault)
 {

@@ -565,7 +565,7 @@ TEST(IdentityCachePublish, HundredThousandUsers)
     EXPECT_EQ(gv.member_count, 100u);
 }
 
-// --- trust (issue #19 item 2) ------------------------------------------------
+// --- trust ------------------------------------------------
 
 std::vector<std::string> g_logged;
 void remember_log(const char* where, const char* why)

@@ -124,7 +124,7 @@ TEST_F(NodeAccessTest, RootAdminsAndJobs)
     EXPECT_TRUE(decide("alice").allowed);
 }
 
-// Issue #19: a directory user named like a local account or a reserved name
+// A directory user named like a local account or a reserved name
 // gets nothing from a job or the admin group, whatever the caches say.
 TEST_F(NodeAccessTest, LocalAndReservedNamesAreNeverDirectoryUsers)
 {

@@ -14,7 +14,7 @@
 // choice of users) nor from allot.yaml (parsing YAML inside every `ls -l` is
 // too heavy, and libyaml has no business in every process).
 //
-// What is never answered, whatever the caches say (issue #19):
+// What is never answered, whatever the caches say:
 //   - a cache whose file or any directory above it is not owned by root (or
 //     ALLOT_NSS_CACHE_OWNER) or is writable by group or others: the module
 //     then answers nothing (UNAVAIL) and logs it once per process;

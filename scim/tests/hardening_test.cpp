@@ -1,4 +1,4 @@
-// hardening_test.cpp - issue #19 item 3 through Service::handle() on a real
+// hardening_test.cpp - hostile requests through Service::handle() on a real
 // SQLite store: cursor paging with count=0 / a negative count never crashes
 // and never hands out a nextCursor, long and/or filters within the documented
 // limits run, and no valid list request is answered 500.

@@ -1,6 +1,6 @@
 #!/bin/bash
 # hostile-clients.sh - local accounts cannot shut allot-scimd's token exchange
-# (issue 19, item 5), with the real munged and the real daemon on loopback.
+# with the real munged and the real daemon on loopback.
 #
 # A uid that is not in the directory trades 2,000 fresh MUNGE credentials:
 # every one is refused and none takes a replay slot, so alice's fresh

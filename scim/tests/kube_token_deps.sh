@@ -1,7 +1,7 @@
 #!/bin/bash
 # kube_token_deps.sh - allot-kube-token is a login-node client: the binary links
 # liballot, libcurl and libmunge, never SQLite, httplib, OpenSSL directly or any
-# of allot-scimd's own code (issue 10 §1). Checked on the built binary with
+# of allot-scimd's own code. Checked on the built binary with
 # readelf (its direct NEEDED libraries) and nm (the symbols it defines).
 set -u
 SRC=${ALLOT_TOP_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}

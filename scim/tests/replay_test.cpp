@@ -1,5 +1,5 @@
-// replay_test.cpp - the token exchange's replay cache under a flood (issue 19,
-// item 5): the ReplayCache alone, then Service::handle() with a fake munge
+// replay_test.cpp - the token exchange's replay cache under a flood: the
+// ReplayCache alone, then Service::handle() with a fake munge
 // decoder, where a uid outside the directory trades thousands of fresh
 // credentials and alice's fresh credential is still accepted.
 #include <gtest/gtest.h>

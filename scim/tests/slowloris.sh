@@ -1,5 +1,5 @@
 #!/bin/bash
-# slowloris.sh - slow clients never stall allot-scimd (issue 19, item 4).
+# slowloris.sh - slow clients never stall allot-scimd.
 #
 # A real allot-scimd on loopback, attacked by slow_client.py: 60 connections
 # from 127.0.0.1 that drip one byte every 0.5 s (the TLS ClientHello itself,

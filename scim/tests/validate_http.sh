@@ -1,6 +1,6 @@
 #!/bin/bash
 # validate_http.sh - allot-scimd refuses over HTTP what allot-syncd would reject
-# (issue 19, item 6): a real daemon on loopback, curl as the SCIM client.
+# (a real daemon on loopback, curl as the SCIM client).
 #
 # A valid user and group are created (201); then every hostile value is
 # refused with 400 invalidValue and the attribute named in the detail, through

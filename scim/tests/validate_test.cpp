@@ -1,5 +1,5 @@
 // validate_test.cpp - allot-scimd refuses what allot-syncd would reject
-// (issue 19, item 6): normalize_user/normalize_group on lib's identity
+// through normalize_user/normalize_group on lib's identity
 // validator, the uid/gid allocator skipping reserved ids, and json_parse
 // refusing NULs, trailing bytes and repeated keys.
 #include <gtest/gtest.h>

@@ -6,12 +6,12 @@
 # writer, and the built module is found through LD_LIBRARY_PATH. Nothing
 # outside the namespace changes. Needs root; runs only with ALLOT_LAB=1.
 #
-# Besides lookups, hostile caches and crash-freedom, it proves issue #19:
-#   - trust (item 2): a passwd.cache or group.cache that is world-writable,
+# Besides lookups, hostile caches and crash-freedom, it proves that:
+#   - trust: a passwd.cache or group.cache that is world-writable,
 #     group-writable or not owned by root, or in a world-writable directory,
 #     is not used (getent finds nothing from allot, files still answer) and a
 #     correct one is;
-#   - local names (item 1): cache entries named root or daemon, with a local
+#   - local names: cache entries named root or daemon, with a local
 #     uid, a group named sudo or with sudo's gid are never answered, nor is a
 #     cache holding uid 0.
 set -u
@@ -82,7 +82,7 @@ if command -v valgrind >/dev/null; then
     check "valgrind id nssalice: clean" inns valgrind -q --error-exitcode=9 id nssalice
 fi
 
-# --- issue #19 item 2: caches anyone could have written are not used ---------
+# --- caches anyone could have written are not used ---------
 P=$W/up/allot/passwd.cache
 G=$W/up/allot/group.cache
 refused() {  # refused NAME: allot answers nothing for nssbob, files still answer root
@@ -113,7 +113,7 @@ expect_eq "world-writable group.cache: id nssbob gets no allot group" \
 chmod 0644 "$G"
 expect_eq "group.cache fixed: getent group nssteam" "$(inns getent group nssteam | cut -d: -f3)" 47010
 
-# --- issue #19 item 1: never answer for the node's own accounts and groups ---
+# --- never answer for the node's own accounts and groups ---
 sudo_gid=$(getent group sudo | cut -d: -f3)
 daemon_uid=$(getent passwd daemon | cut -d: -f3)
 cp "$W/src/passwd" "$W/src/passwd.hostile"

@@ -335,7 +335,7 @@ TEST_F(Nss, LookupsRaceARepublishingWriter)
     EXPECT_GT(ok.load(), 0);
 }
 
-// Issue #19: a directory user named like a local account, with a local uid or
+// A directory user named like a local account, with a local uid or
 // primary gid, a group named like a local group or with a local gid, and a
 // local account listed as a member are never answered, however looked up.
 class NssLocal : public Nss {
@@ -436,7 +436,7 @@ TEST_F(NssLocal, ChangedLocalFilesAreSeenAndUnreadableOnesFailClosed)
     EXPECT_EQ(_nss_allot_getpwnam_r("bob", &pw, buf, sizeof buf, &err), NSS_STATUS_SUCCESS);
 }
 
-// Issue #19 item 2: like sshd's StrictModes.
+// Like sshd's StrictModes.
 TEST_F(Nss, UntrustedCachesAreUnavailableUntilFixed)
 {
     passwd pw;

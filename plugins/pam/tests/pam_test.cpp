@@ -72,7 +72,7 @@ TEST_F(Pam, ComputeNodeRule)
     EXPECT_EQ(account("no-such-user-xyz"), PAM_PERM_DENIED);
 }
 
-// Issue #19: a job entry or the admin group grant a login only to directory
+// A job entry or the admin group grant a login only to directory
 // users; the node's own accounts are not theirs to hand out.
 TEST_F(Pam, LocalAccountsGetNothingFromJobsOrTheAdminGroup)
 {
@@ -95,7 +95,7 @@ TEST_F(Pam, LoginRoleIsNeverGated)
     EXPECT_EQ(account("bin"), PAM_SUCCESS);
 }
 
-// Issue #10 §4: node.role has no default; without it only root gets in.
+// `node.role` has no default; without it only root gets in.
 TEST_F(Pam, MissingRoleAdmitsOnlyRoot)
 {
     std::ofstream(dir_ + "/allot.yaml") << "node:\n  admin_group: daemon\n";

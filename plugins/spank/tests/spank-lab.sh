@@ -26,7 +26,7 @@ printf 'alice:x:%s:%s::/home/alice:/bin/bash\nbob:x:%s:%s::/home/bob:/bin/bash\n
 : >"$LAB/tmp/group"
 printf 'alice\t%s\nbob\t%s\n' "$(cut -d' ' -f1-2 <"$LAB/tmp/alicekey.pub")" \
     "$(cut -d' ' -f1-2 <"$LAB/tmp/alicekey.pub")" >"$LAB/tmp/keys"
-# allot-keys answers only for directory users (issue 19): alice and bob are local accounts
+# allot-keys answers only for directory users: alice and bob are local accounts
 # of the lab host, so allot-keys runs in a mount namespace whose /etc/passwd and /etc/group
 # lack them and where libnss_allot resolves them from the caches, kept in a trusted
 # directory (an overlay on /var/lib, as on a node).

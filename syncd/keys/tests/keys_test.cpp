@@ -191,7 +191,7 @@ TEST_F(Keys, ComputeNodeGating)
     EXPECT_EQ(resolve_keys(ctx_, "bobby").source, KeysSource::None);  // login: never gated
 }
 
-// Issue #19: the local root and system accounts never get a directory
+// The local root and system accounts never get a directory
 // user's key, from the source or from the cache, on any role.
 TEST_F(Keys, LocalAccountsGetNoKeys)
 {
@@ -233,7 +233,7 @@ TEST_F(Keys, NoRoleNoKeys)
     EXPECT_TRUE(out.lines.empty());
 }
 
-// Issue #19 item 2: a keys.cache (or passwd.cache) anyone could have written
+// A keys.cache (or passwd.cache) anyone could have written
 // is not read, and the reason is a code, not a text.
 TEST_F(Keys, UntrustedCachesGiveNothing)
 {

@@ -9,12 +9,12 @@
 # mounts there; sshd and every allot-keys run enter it); /etc/pam.d/sshd is
 # never edited. Needs root; runs only with ALLOT_LAB=1. Ports are picked free.
 #
-# Issue #19 item 1: directory users named `root` and `daemon`, with SSH keys
+# Directory users named `root` and `daemon`, with SSH keys
 # in the caches and at the source, never log in as those local accounts (on a
 # compute node with a job and an admin group that would admit them, and on a
-# login node), while directory users still do. Item 2: allot-keys offers no
-# key from a keys.cache or passwd.cache anyone could have written. Issue #10:
-# a node without node.role admits no one but root.
+# login node), while directory users still do; allot-keys offers no key from a
+# keys.cache or passwd.cache anyone could have written; a node without
+# node.role admits no one but root.
 set -u
 . "${ALLOT_TOP_SRCDIR:?}/tests/lib/harness.sh"
 if [ "${ALLOT_LAB:-}" != 1 ] || [ "$(id -u)" != 0 ]; then
@@ -213,7 +213,7 @@ refused "key from a file but no job: refused by pam_allot" sshcarol sshcarol
 check "pam_allot said why" grep -q "Access denied for user sshcarol by PAM account configuration" \
     "$W/sshd.log"
 
-# --- issue #19 item 1: directory users named like local accounts ----------------
+# --- directory users named like local accounts ----------------
 # Jobs for their directory uids and for the local uids, and admin-group membership:
 # nothing may help them.
 entry 902 root 43005
@@ -249,7 +249,7 @@ expect_eq "login node: never gated" "$rc" 0
 login sshcarol sshcarol; rc=$?
 expect_eq "login node: pam_allot lets sshcarol in" "$rc" 0
 
-# --- issue #10 §4: no node.role, no login but root's ----------------------------
+# --- no node.role, no login but root's ----------------------------
 write_config ""
 refused "no node.role: admin refused" sshadmin sshadmin
 refused "no node.role: user with a job refused" sshalice sshalice
@@ -260,7 +260,7 @@ check "no node.role: allot-keys says what to set" sh -c \
      grep -q 'node.role is not set'"
 write_config compute
 
-# --- issue #19 item 2: caches anyone could have written ------------------------
+# --- caches anyone could have written ------------------------
 echo down > "$W/scim/mode"  # the cache is all allot-keys has
 expect_eq "source down: allot-keys serves sshalice from keys.cache" "$(keys_for sshalice)" \
     "$(key sshalice)"
