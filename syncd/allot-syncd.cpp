@@ -268,11 +268,10 @@ void write_metrics(const Options& opt, const syncd::Metrics& m)
         log(Level::Warning, "metrics: " + r.error().message);
 }
 
-}  // namespace
-
-int main(int argc, char** argv)
+// Fills `opt` from the command line; returns an exit code when the program
+// should stop here (help, usage error), else -1.
+int parse_options(int argc, char** argv, Options& opt)
 {
-    Options opt;
     enum {
         kPlan = 1000,
         kOnce,
@@ -330,6 +329,64 @@ int main(int argc, char** argv)
         usage(stderr);
         return kUsage;
     }
+    return -1;
+}
+
+// Waits for the next cycle: the poll interval with ±10 % jitter (so many
+// nodes do not hit SCIM together), cut short by SIGHUP (reload, then sync at
+// once). Returns false on SIGTERM/SIGINT.
+bool wait_for_next_cycle(const Options& opt, Config& cfg, const sigset_t& sigs, std::mt19937& rng)
+{
+    const uint32_t base = std::max<uint32_t>(cfg.identity.poll_seconds, 1);
+    const uint32_t spread = base / 10;
+    uint32_t wait_s = base - spread + (spread ? uint32_t(rng() % (2 * spread + 1)) : 0);
+    for (;;) {
+        timespec ts{time_t(wait_s), 0};
+        const auto t0 = now();
+        const int sig = sigtimedwait(&sigs, nullptr, &ts);
+        if (sig == SIGTERM || sig == SIGINT) {
+            log(Level::Info, "stopping on signal " + std::to_string(sig));
+            return false;
+        }
+        if (sig == SIGHUP) {
+            if (auto fresh = load(opt.config)) {
+                cfg = *fresh;
+                log(Level::Info, "configuration reloaded");
+            } else {
+                log(Level::Error, "configuration reload failed; keeping the previous one");
+            }
+            return true;
+        }
+        if (sig < 0 && errno == EINTR) {
+            const double left = wait_s - (now() - t0);
+            if (left > 0) {
+                wait_s = uint32_t(left);
+                continue;
+            }
+        }
+        return true;  // timeout: next cycle
+    }
+}
+
+int run_daemon(const Options& opt, Config& cfg, const sigset_t& sigs)
+{
+    log(Level::Info,
+        "daemon started; polling every " + std::to_string(cfg.identity.poll_seconds) + " s");
+    syncd::Metrics metrics;
+    std::mt19937 rng(std::random_device{}());
+    do {
+        run_cycle(opt, cfg, metrics);
+        write_metrics(opt, metrics);
+    } while (wait_for_next_cycle(opt, cfg, sigs, rng));
+    return kOk;
+}
+
+}  // namespace
+
+int main(int argc, char** argv)
+{
+    Options opt;
+    if (const int rc = parse_options(argc, argv, opt); rc >= 0) return rc;
     syncd::log_open(opt.use_syslog, opt.level);
     auto cfg = load(opt.config);
     if (!cfg) return kUsage;
@@ -361,52 +418,11 @@ int main(int argc, char** argv)
             log(Level::Error, "lock: " + lock->error());
             return kLockBusy;
         }
+        remove_stale_temporaries(opt, *cfg);
     }
-
-    if (!opt.plan) remove_stale_temporaries(opt, *cfg);
-
+    if (!opt.once && !opt.plan) return run_daemon(opt, *cfg, sigs);
     syncd::Metrics metrics;
-    if (opt.once || opt.plan) {
-        const int rc = run_cycle(opt, *cfg, metrics);
-        write_metrics(opt, metrics);
-        return rc;
-    }
-
-    log(Level::Info,
-        "daemon started; polling every " + std::to_string(cfg->identity.poll_seconds) + " s");
-    std::mt19937 rng(std::random_device{}());
-    for (;;) {
-        run_cycle(opt, *cfg, metrics);
-        write_metrics(opt, metrics);
-        // Interval with ±10 % jitter so many nodes do not hit SCIM together.
-        const uint32_t base = std::max<uint32_t>(cfg->identity.poll_seconds, 1);
-        const uint32_t spread = base / 10;
-        uint32_t wait_s = base - spread + (spread ? uint32_t(rng() % (2 * spread + 1)) : 0);
-        for (;;) {
-            timespec ts{time_t(wait_s), 0};
-            const auto t0 = now();
-            const int sig = sigtimedwait(&sigs, nullptr, &ts);
-            if (sig == SIGTERM || sig == SIGINT) {
-                log(Level::Info, "stopping on signal " + std::to_string(sig));
-                return kOk;
-            }
-            if (sig == SIGHUP) {
-                if (auto fresh = load(opt.config)) {
-                    *cfg = *fresh;
-                    log(Level::Info, "configuration reloaded");
-                } else {
-                    log(Level::Error, "configuration reload failed; keeping the previous one");
-                }
-                break;  // sync right away with the new config
-            }
-            if (sig < 0 && errno == EINTR) {
-                const double left = wait_s - (now() - t0);
-                if (left > 0) {
-                    wait_s = uint32_t(left);
-                    continue;
-                }
-            }
-            break;  // timeout: next cycle
-        }
-    }
+    const int rc = run_cycle(opt, *cfg, metrics);
+    write_metrics(opt, metrics);
+    return rc;
 }

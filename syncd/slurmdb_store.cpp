@@ -62,9 +62,8 @@ std::string last_error(int rc = 0)
     return std::string(slurm_strerror(e)) + " (" + std::to_string(e) + ")";
 }
 
-}  // namespace
-
-struct SlurmdbStore::Impl {
+// One slurmdbd connection and the id maps of what it knows.
+struct Slurmdb {
     std::string cluster;
     void* conn = nullptr;
     std::map<std::string, uint32_t> tres_id;  // "gres/gpu" → id
@@ -72,7 +71,7 @@ struct SlurmdbStore::Impl {
     std::map<std::string, uint32_t> qos_id;
     std::map<uint32_t, std::string> qos_name;
 
-    ~Impl() { close(); }
+    ~Slurmdb() { close(); }
     void close()
     {
         if (conn) slurmdb_connection_close(&conn);
@@ -169,6 +168,10 @@ struct SlurmdbStore::Impl {
     }
 };
 
+}  // namespace
+
+struct SlurmdbStore::Impl : Slurmdb {};
+
 SlurmdbStore::SlurmdbStore(std::string cluster) : impl_(new Impl)
 {
     impl_->cluster = std::move(cluster);
@@ -182,6 +185,109 @@ SlurmdbStore::SlurmdbStore(std::string cluster) : impl_(new Impl)
 
 SlurmdbStore::~SlurmdbStore() = default;
 
+namespace {
+
+// Slurm's "unset" and "unlimited" both mean none to allot.
+uint32_t value_or_zero(uint32_t v)
+{
+    return (v == INFINITE || v == NO_VAL) ? 0 : v;
+}
+
+QosSpec qos_spec(const Slurmdb& m, const slurmdb_qos_rec_t& q)
+{
+    QosSpec s;
+    s.name = str(q.name);
+    s.description = str(q.description);
+    s.grp_tres = m.parse_tres(q.grp_tres);
+    s.max_tres_pa = m.parse_tres(q.max_tres_pa);
+    s.max_wall_minutes = value_or_zero(q.max_wall_pj);
+    s.priority = value_or_zero(q.priority);
+    s.grace_seconds = value_or_zero(q.grace_time);
+    s.requeue = q.preempt_mode != NO_VAL16 && (q.preempt_mode & PREEMPT_MODE_REQUEUE);
+    if (q.preempt_bitstr) {
+        const int64_t n = slurm_bit_size(q.preempt_bitstr);
+        for (int64_t i = 0; i < n; ++i)
+            if (slurm_bit_test(q.preempt_bitstr, i)) {
+                auto it = m.qos_name.find(uint32_t(i));
+                if (it != m.qos_name.end()) s.preempt.insert(it->second);
+            }
+    }
+    return s;
+}
+
+Status read_qos(const Slurmdb& m, AccountingState& st)
+{
+    slurmdb_qos_cond_t cond;
+    memset(&cond, 0, sizeof cond);
+    cond.preempt_mode = NO_VAL16;
+    ListPtr qos(slurmdb_qos_get(m.conn, &cond));
+    if (!qos) return make_error(Errc::Unavailable, "reading QOS: " + last_error());
+    for_each<slurmdb_qos_rec_t>(
+        qos.get(), [&](slurmdb_qos_rec_t* q) { st.qos[str(q->name)] = qos_spec(m, *q); });
+    return ok_status();
+}
+
+Status read_accounts(const Slurmdb& m, AccountingState& st)
+{
+    slurmdb_assoc_cond_t acond;
+    memset(&acond, 0, sizeof acond);
+    slurmdb_account_cond_t cond;
+    memset(&cond, 0, sizeof cond);
+    cond.assoc_cond = &acond;
+    ListPtr accounts(slurmdb_accounts_get(m.conn, &cond));
+    if (!accounts) return make_error(Errc::Unavailable, "reading accounts: " + last_error());
+    for_each<slurmdb_account_rec_t>(accounts.get(), [&](slurmdb_account_rec_t* a) {
+        AccountSpec s;
+        s.name = str(a->name);
+        s.description = str(a->description);
+        s.organization = str(a->organization);
+        st.accounts[s.name] = s;
+    });
+    return ok_status();
+}
+
+AssocSpec assoc_spec(const Slurmdb& m, const slurmdb_assoc_rec_t& a)
+{
+    AssocSpec s;
+    s.user = a.user;
+    s.account = str(a.acct);
+    for_each<const char>(a.qos_list, [&](const char* id) {
+        auto it = m.qos_name.find(uint32_t(strtoul(id, nullptr, 10)));
+        if (it != m.qos_name.end()) s.qos.insert(it->second);
+    });
+    if (a.def_qos_id && a.def_qos_id != NO_VAL && a.def_qos_id != INFINITE) {
+        auto it = m.qos_name.find(a.def_qos_id);
+        if (it != m.qos_name.end()) s.default_qos = it->second;
+    }
+    return s;
+}
+
+// Users' associations, and the GrpTRES of accounts' own associations.
+Status read_assocs(const Slurmdb& m, AccountingState& st)
+{
+    Strings keep;
+    slurmdb_assoc_cond_t cond;
+    memset(&cond, 0, sizeof cond);
+    cond.cluster_list = keep.list({m.cluster});
+    ListPtr assocs(slurmdb_associations_get(m.conn, &cond));
+    if (!assocs) return make_error(Errc::Unavailable, "reading associations: " + last_error());
+    for_each<slurmdb_assoc_rec_t>(assocs.get(), [&](slurmdb_assoc_rec_t* a) {
+        if (a->partition && *a->partition) return;  // per-partition assocs are never allot's
+        if (!a->user || !*a->user) {
+            auto it = st.accounts.find(str(a->acct));
+            if (it != st.accounts.end()) it->second.grp_tres = m.parse_tres(a->grp_tres);
+            return;
+        }
+        const AssocSpec s = assoc_spec(m, *a);
+        st.assocs[{s.user, s.account}] = s;
+        if (a->is_def == 1) st.users[s.user].default_account = s.account;
+        st.users[s.user].name = s.user;
+    });
+    return ok_status();
+}
+
+}  // namespace
+
 Result<AccountingState> SlurmdbStore::read()
 {
     Impl& m = *impl_;
@@ -191,85 +297,360 @@ Result<AccountingState> SlurmdbStore::read()
         return q.error();
     }
     AccountingState st;
-    Strings keep;
-
-    slurmdb_qos_cond_t qcond;
-    memset(&qcond, 0, sizeof qcond);
-    qcond.preempt_mode = NO_VAL16;
-    ListPtr qos(slurmdb_qos_get(m.conn, &qcond));
-    if (!qos) return make_error("reading QOS: " + last_error());
-    for_each<void>(qos.get(), [&](void* x) {
-        auto* q = static_cast<slurmdb_qos_rec_t*>(x);
-        QosSpec s;
-        s.name = str(q->name);
-        s.description = str(q->description);
-        s.grp_tres = m.parse_tres(q->grp_tres);
-        s.max_tres_pa = m.parse_tres(q->max_tres_pa);
-        s.max_wall_minutes =
-            (q->max_wall_pj == INFINITE || q->max_wall_pj == NO_VAL) ? 0 : q->max_wall_pj;
-        s.priority = (q->priority == INFINITE || q->priority == NO_VAL) ? 0 : q->priority;
-        s.grace_seconds =
-            (q->grace_time == NO_VAL || q->grace_time == INFINITE) ? 0 : q->grace_time;
-        s.requeue = q->preempt_mode != NO_VAL16 && (q->preempt_mode & PREEMPT_MODE_REQUEUE);
-        if (q->preempt_bitstr) {
-            const int64_t n = slurm_bit_size(q->preempt_bitstr);
-            for (int64_t i = 0; i < n; ++i)
-                if (slurm_bit_test(q->preempt_bitstr, i)) {
-                    auto it = m.qos_name.find(uint32_t(i));
-                    if (it != m.qos_name.end()) s.preempt.insert(it->second);
-                }
-        }
-        st.qos[s.name] = s;
-    });
-
-    slurmdb_assoc_cond_t acond;
-    memset(&acond, 0, sizeof acond);
-    slurmdb_account_cond_t account_cond;
-    memset(&account_cond, 0, sizeof account_cond);
-    account_cond.assoc_cond = &acond;
-    ListPtr accounts(slurmdb_accounts_get(m.conn, &account_cond));
-    if (!accounts) return make_error("reading accounts: " + last_error());
-    for_each<void>(accounts.get(), [&](void* x) {
-        auto* a = static_cast<slurmdb_account_rec_t*>(x);
-        AccountSpec s;
-        s.name = str(a->name);
-        s.description = str(a->description);
-        s.organization = str(a->organization);
-        st.accounts[s.name] = s;
-    });
-
-    slurmdb_assoc_cond_t assoc_cond;
-    memset(&assoc_cond, 0, sizeof assoc_cond);
-    assoc_cond.cluster_list = keep.list({m.cluster});
-    ListPtr assocs(slurmdb_associations_get(m.conn, &assoc_cond));
-    if (!assocs) return make_error("reading associations: " + last_error());
-    for_each<void>(assocs.get(), [&](void* x) {
-        auto* a = static_cast<slurmdb_assoc_rec_t*>(x);
-        if (a->partition && *a->partition) return;  // per-partition assocs are never allot's
-        const std::string acct = str(a->acct);
-        if (!a->user || !*a->user) {
-            auto it = st.accounts.find(acct);
-            if (it != st.accounts.end()) it->second.grp_tres = m.parse_tres(a->grp_tres);
-            return;
-        }
-        AssocSpec s;
-        s.user = a->user;
-        s.account = acct;
-        for_each<void>(a->qos_list, [&](void* q) {
-            const char* id = static_cast<const char*>(q);
-            auto it = m.qos_name.find(uint32_t(strtoul(id, nullptr, 10)));
-            if (it != m.qos_name.end()) s.qos.insert(it->second);
-        });
-        if (a->def_qos_id && a->def_qos_id != NO_VAL && a->def_qos_id != INFINITE) {
-            auto it = m.qos_name.find(a->def_qos_id);
-            if (it != m.qos_name.end()) s.default_qos = it->second;
-        }
-        st.assocs[{s.user, s.account}] = s;
-        if (a->is_def == 1) st.users[s.user].default_account = acct;
-        st.users[s.user].name = s.user;
-    });
+    for (auto step : {read_qos, read_accounts, read_assocs})
+        if (auto s = step(m, st); !s) return s.error();
     return st;
 }
+
+namespace {
+
+// Adds of one kind go to slurmdbd as one list (like `sacctmgr load`): one
+// round trip and one hierarchy update for thousands of users, instead of one
+// per object. Modifications and removals are few and go one by one.
+struct Batch {
+    ChangeKind kind = ChangeKind::Qos;
+    std::vector<const Change*> changes;
+    std::deque<slurmdb_qos_rec_t> qos;
+    std::deque<slurmdb_account_rec_t> accounts;
+    std::deque<slurmdb_assoc_rec_t> assocs;
+    std::deque<slurmdb_user_rec_t> users;
+    std::set<std::string> names;  // QOS added in this batch
+    std::unique_ptr<Strings> keep = std::make_unique<Strings>();
+};
+
+long long ms_since(std::chrono::steady_clock::time_point t0)
+{
+    return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() -
+                                                                 t0)
+        .count();
+}
+
+// A modify that changed nothing is not a failure.
+bool modify_failed(const ListPtr& r)
+{
+    return !r && slurm_compat::last_errno() != SLURM_NO_CHANGE_IN_DATA;
+}
+
+// One plan applied on one connection: each change either joins the current
+// batch (adds) or is sent at once; errors are collected per change.
+class Applier {
+public:
+    Applier(Slurmdb& db, AccountingState current) : m_(db), current_(std::move(current)) {}
+
+    Result<ApplyReport> run(const Plan& plan)
+    {
+        const size_t qos_head = qos_head_of(plan);
+        for (size_t idx = 0; idx < plan.changes.size(); ++idx) {
+            const Change& c = plan.changes[idx];
+            if (!joins_batch(c) || idx == qos_head) flush();
+            if (idx == qos_head && qos_head > 0 && rep_.failed.empty())
+                if (auto s = commit_qos(); !s) return s.error();
+            apply_one(c);
+        }
+        flush();
+        return commit();
+    }
+
+private:
+    Slurmdb& m_;
+    AccountingState current_;  // for "=-1" clearing on modify
+    ApplyReport rep_;
+    Batch batch_;
+
+    // slurmdbd validates an association's QOS against its in-memory QOS list,
+    // which learns of new QOS only at commit: so QOS changes (first in plan
+    // order) are committed on their own, everything else in one transaction.
+    static size_t qos_head_of(const Plan& plan)
+    {
+        size_t n = 0;
+        while (n < plan.changes.size() && plan.changes[n].kind == ChangeKind::Qos &&
+               plan.changes[n].op != ChangeOp::Remove)
+            ++n;
+        return n;
+    }
+
+    // An add of the batch's kind that does not preempt a QOS of the batch.
+    bool joins_batch(const Change& c) const
+    {
+        if (c.op != ChangeOp::Add || c.kind != batch_.kind) return false;
+        return std::none_of(c.qos.preempt.begin(), c.qos.preempt.end(),
+                            [&](const std::string& p) { return batch_.names.count(p) > 0; });
+    }
+
+    Status commit_qos()
+    {
+        if (slurmdb_connection_commit(m_.conn, true) != SLURM_SUCCESS) {
+            m_.close();
+            return make_error(Errc::Unavailable, "commit of QOS changes failed: " + last_error());
+        }
+        auto ids = m_.load_qos_ids();
+        if (!ids) return ids.error();
+        return ok_status();
+    }
+
+    void apply_one(const Change& c)
+    {
+        Strings local;
+        Strings& keep = c.op == ChangeOp::Add ? *batch_.keep : local;
+        std::string err;
+        switch (c.kind) {
+            case ChangeKind::Qos: err = qos(c, keep); break;
+            case ChangeKind::Account: err = account(c, keep); break;
+            case ChangeKind::User: err = user(c, keep); break;
+            case ChangeKind::Assoc: err = assoc(c, keep); break;
+        }
+        if (queued_) {
+            queued_ = false;
+            return;
+        }
+        if (!err.empty())
+            rep_.failed.push_back(c.text() + ": " + err);
+        else
+            ++rep_.applied;
+    }
+
+    bool queued_ = false;
+    void queue(const Change& c)
+    {
+        batch_.kind = c.kind;
+        batch_.changes.push_back(&c);
+        queued_ = true;
+    }
+
+    template <typename Records>
+    list_t* list_of(Records& records)
+    {
+        list_t* l = batch_.keep->empty_list();
+        for (auto& r : records) slurm_list_append(l, &r);
+        return l;
+    }
+
+    int send_batch()
+    {
+        switch (batch_.kind) {
+            case ChangeKind::Qos: return slurmdb_qos_add(m_.conn, list_of(batch_.qos));
+            case ChangeKind::Account: {
+                const int rc = slurmdb_accounts_add(m_.conn, list_of(batch_.accounts));
+                return rc == SLURM_SUCCESS
+                           ? slurmdb_associations_add(m_.conn, list_of(batch_.assocs))
+                           : rc;
+            }
+            case ChangeKind::User: return slurmdb_users_add(m_.conn, list_of(batch_.users));
+            case ChangeKind::Assoc:
+                // slurmdbd places each new association in its lft/rgt tree;
+                // consecutive ones under the same parent are cheap (sacctmgr
+                // load sends them grouped too), interleaved ones are not.
+                std::stable_sort(batch_.assocs.begin(), batch_.assocs.end(),
+                                 [](const slurmdb_assoc_rec_t& a, const slurmdb_assoc_rec_t& b) {
+                                     return strcmp(a.acct, b.acct) < 0;
+                                 });
+                return slurmdb_associations_add(m_.conn, list_of(batch_.assocs));
+        }
+        return SLURM_SUCCESS;
+    }
+
+    void flush()
+    {
+        if (batch_.changes.empty()) return;
+        const auto t0 = std::chrono::steady_clock::now();
+        const int rc = send_batch();
+        std::string err = rc == SLURM_SUCCESS ? "" : last_error(rc);
+        if (rc == SLURM_SUCCESS && batch_.kind == ChangeKind::Qos)
+            if (auto ids = m_.load_qos_ids(); !ids) err = ids.error().message;
+        static const char* kinds[] = {"QOS", "accounts", "users", "associations"};
+        syncd::log(syncd::Level::Debug, "slurmdbd: added " + std::to_string(batch_.changes.size()) +
+                                            " " + kinds[int(batch_.kind)] + " in " +
+                                            std::to_string(ms_since(t0)) + " ms");
+        if (!err.empty()) {
+            const std::string of = batch_.changes.size() > 1
+                                       ? " (batch of " + std::to_string(batch_.changes.size()) + ")"
+                                       : "";
+            for (const Change* c : batch_.changes)
+                rep_.failed.push_back(c->text() + ": " + err + of);
+        } else {
+            rep_.applied += batch_.changes.size();
+        }
+        batch_ = Batch{};
+    }
+
+    // One commit for the whole plan; on failure slurmdbd rolls back with it.
+    Result<ApplyReport> commit()
+    {
+        if (!rep_.failed.empty()) {
+            slurmdb_connection_commit(m_.conn, false);
+            rep_.applied = 0;
+            return rep_;
+        }
+        const auto t0 = std::chrono::steady_clock::now();
+        if (slurmdb_connection_commit(m_.conn, true) != SLURM_SUCCESS) {
+            m_.close();
+            return make_error(Errc::Unavailable, "commit failed: " + last_error());
+        }
+        syncd::log(syncd::Level::Debug,
+                   "slurmdbd: commit in " + std::to_string(ms_since(t0)) + " ms");
+        return rep_;
+    }
+
+    std::string qos(const Change& c, Strings& keep)
+    {
+        slurmdb_qos_cond_t cond;
+        memset(&cond, 0, sizeof cond);
+        cond.preempt_mode = NO_VAL16;
+        cond.name_list = keep.list({c.key});
+        if (c.op == ChangeOp::Remove) {
+            ListPtr r(slurmdb_qos_remove(m_.conn, &cond));
+            return r ? "" : last_error();
+        }
+        slurmdb_qos_rec_t q;
+        slurmdb_init_qos_rec(&q, false, NO_VAL);
+        if (auto err = fill_qos(c.qos, keep, q); !err.empty()) return err;
+        if (c.op == ChangeOp::Add) {
+            batch_.qos.push_back(q);
+            batch_.names.insert(c.qos.name);
+            queue(c);
+            return {};
+        }
+        ListPtr r(slurmdb_qos_modify(m_.conn, &cond, &q));
+        return modify_failed(r) ? last_error() : "";
+    }
+
+    std::string fill_qos(const QosSpec& s, Strings& keep, slurmdb_qos_rec_t& q) const
+    {
+        auto cur = current_.qos.find(s.name);
+        const QosSpec* old = cur == current_.qos.end() ? nullptr : &cur->second;
+        q.name = keep.keep(s.name);
+        q.description = keep.keep(s.description);
+        auto grp = m_.tres_text(s.grp_tres, old ? old->grp_tres : Tres{});
+        if (!grp) return grp.error().message;
+        auto pa = m_.tres_text(s.max_tres_pa, old ? old->max_tres_pa : Tres{});
+        if (!pa) return pa.error().message;
+        auto pre = m_.qos_ids(s.preempt);
+        if (!pre) return pre.error().message;
+        if (!grp.value().empty()) q.grp_tres = keep.keep(grp.value());
+        if (!pa.value().empty()) q.max_tres_pa = keep.keep(pa.value());
+        q.max_wall_pj = s.max_wall_minutes ? s.max_wall_minutes : INFINITE;
+        q.priority = s.priority;
+        q.grace_time = s.grace_seconds;
+        q.preempt_mode = s.requeue ? PREEMPT_MODE_REQUEUE : 0;
+        // Plain ids replace the list; a single "" clears it.
+        q.preempt_list = pre.value().empty() ? keep.list({""}) : keep.list(pre.value());
+        return {};
+    }
+
+    std::string account(const Change& c, Strings& keep)
+    {
+        slurmdb_assoc_cond_t acond;
+        memset(&acond, 0, sizeof acond);
+        acond.acct_list = keep.list({c.key});
+        slurmdb_account_cond_t cond;
+        memset(&cond, 0, sizeof cond);
+        cond.assoc_cond = &acond;
+        if (c.op == ChangeOp::Remove) {
+            ListPtr r(slurmdb_accounts_remove(m_.conn, &cond));
+            return r ? "" : last_error();
+        }
+        slurmdb_account_rec_t a;
+        memset(&a, 0, sizeof a);
+        a.name = keep.keep(c.key);
+        a.description = keep.keep(c.account.description);
+        a.organization = keep.keep(c.account.organization);
+        auto cur = current_.accounts.find(c.key);
+        auto grp = m_.tres_text(c.account.grp_tres,
+                                cur == current_.accounts.end() ? Tres{} : cur->second.grp_tres);
+        if (!grp) return grp.error().message;
+        slurmdb_assoc_rec_t assoc;
+        slurmdb_init_assoc_rec(&assoc, false);
+        assoc.acct = keep.keep(c.key);
+        assoc.cluster = keep.keep(m_.cluster);
+        if (!grp.value().empty()) assoc.grp_tres = keep.keep(grp.value());
+        if (c.op == ChangeOp::Add) {
+            assoc.parent_acct = keep.keep("root");
+            batch_.accounts.push_back(a);
+            batch_.assocs.push_back(assoc);
+            queue(c);
+            return {};
+        }
+        ListPtr r(slurmdb_accounts_modify(m_.conn, &cond, &a));
+        if (modify_failed(r)) return last_error();
+        // user_list = {""}: the account's own association, not its users'.
+        slurmdb_assoc_cond_t mcond;
+        memset(&mcond, 0, sizeof mcond);
+        mcond.acct_list = keep.list({c.key});
+        mcond.cluster_list = keep.list({m_.cluster});
+        mcond.user_list = keep.list({""});
+        ListPtr r2(slurmdb_associations_modify(m_.conn, &mcond, &assoc));
+        return modify_failed(r2) ? last_error() : "";
+    }
+
+    std::string user(const Change& c, Strings& keep)
+    {
+        slurmdb_assoc_cond_t acond;
+        memset(&acond, 0, sizeof acond);
+        acond.user_list = keep.list({c.key});
+        acond.cluster_list = keep.list({m_.cluster});
+        slurmdb_user_cond_t cond;
+        memset(&cond, 0, sizeof cond);
+        cond.assoc_cond = &acond;
+        slurmdb_user_rec_t u;
+        memset(&u, 0, sizeof u);
+        u.name = keep.keep(c.key);
+        u.uid = NO_VAL;
+        u.default_acct = keep.keep(c.user.default_account);
+        if (c.op == ChangeOp::Remove) {
+            ListPtr r(slurmdb_users_remove(m_.conn, &cond));
+            return r ? "" : last_error();
+        }
+        if (c.op == ChangeOp::Add) {
+            u.admin_level = SLURMDB_ADMIN_NONE;
+            batch_.users.push_back(u);
+            queue(c);
+            return {};
+        }
+        u.admin_level = SLURMDB_ADMIN_NOTSET;
+        ListPtr r(slurmdb_users_modify(m_.conn, &cond, &u));
+        return modify_failed(r) ? last_error() : "";
+    }
+
+    std::string assoc(const Change& c, Strings& keep)
+    {
+        slurmdb_assoc_cond_t cond;
+        memset(&cond, 0, sizeof cond);
+        cond.acct_list = keep.list({c.assoc.account});
+        cond.user_list = keep.list({c.assoc.user});
+        cond.cluster_list = keep.list({m_.cluster});
+        if (c.op == ChangeOp::Remove) return remove_assoc(c, cond);
+        auto ids = m_.qos_ids(c.assoc.qos);
+        if (!ids) return ids.error().message;
+        slurmdb_assoc_rec_t a;
+        slurmdb_init_assoc_rec(&a, false);
+        a.qos_list = keep.list(ids.value());
+        if (!c.assoc.default_qos.empty()) a.def_qos_id = m_.qos_id.at(c.assoc.default_qos);
+        if (c.op == ChangeOp::Add) {
+            a.acct = keep.keep(c.assoc.account);
+            a.user = keep.keep(c.assoc.user);
+            a.cluster = keep.keep(m_.cluster);
+            a.is_def = c.user.default_account == c.assoc.account ? 1 : NO_VAL16;
+            batch_.assocs.push_back(a);
+            queue(c);
+            return {};
+        }
+        ListPtr r(slurmdb_associations_modify(m_.conn, &cond, &a));
+        return modify_failed(r) ? last_error() : "";
+    }
+
+    // An association with running jobs stays until they end: deferred, not failed.
+    std::string remove_assoc(const Change& c, slurmdb_assoc_cond_t& cond)
+    {
+        ListPtr r(slurmdb_associations_remove(m_.conn, &cond));
+        if (r) return {};
+        if (slurm_compat::last_errno() != ESLURM_JOBS_RUNNING_ON_ASSOC) return last_error();
+        rep_.deferred.push_back(c.text() +
+                                ": jobs are running under it; removal retried next cycle");
+        return {};
+    }
+};
+
+}  // namespace
 
 Result<ApplyReport> SlurmdbStore::apply(const Plan& plan)
 {
@@ -278,298 +659,9 @@ Result<ApplyReport> SlurmdbStore::apply(const Plan& plan)
     if (auto q = m.load_qos_ids(); !q) return q.error();
     syncd::log(syncd::Level::Info,
                "applying " + std::to_string(plan.changes.size()) + " changes to slurmdbd");
-    ApplyReport rep;
-    AccountingState current;  // for "=-1" clearing on modify
-    if (auto cur = read(); cur) current = cur.value();
-
-    // slurmdbd validates an association's QOS against its in-memory QOS list,
-    // which learns of new QOS only at commit: so QOS changes (first in plan
-    // order) are committed on their own, everything else in one transaction.
-    size_t qos_head = 0;
-    while (qos_head < plan.changes.size() && plan.changes[qos_head].kind == ChangeKind::Qos &&
-           plan.changes[qos_head].op != ChangeOp::Remove)
-        ++qos_head;
-    // Adds of one kind go to slurmdbd as one list (like `sacctmgr load`): one
-    // round trip and one hierarchy update for thousands of users, instead of
-    // one per object. Modifications and removals are few and go one by one.
-    struct Pending {
-        ChangeKind kind = ChangeKind::Qos;
-        std::vector<const Change*> changes;
-        std::deque<slurmdb_qos_rec_t> qos;
-        std::deque<slurmdb_account_rec_t> accounts;
-        std::deque<slurmdb_assoc_rec_t> assocs;
-        std::deque<slurmdb_user_rec_t> users;
-        std::set<std::string> names;
-        std::unique_ptr<Strings> keep = std::make_unique<Strings>();
-    } pend;
-    auto flush = [&]() {
-        if (pend.changes.empty()) return;
-        Strings& k = *pend.keep;
-        auto list_of = [&](auto& records) {
-            list_t* l = k.empty_list();
-            for (auto& r : records) slurm_list_append(l, &r);
-            return l;
-        };
-        int rc = SLURM_SUCCESS;
-        std::string err;
-        const auto t0 = std::chrono::steady_clock::now();
-        switch (pend.kind) {
-            case ChangeKind::Qos:
-                rc = slurmdb_qos_add(m.conn, list_of(pend.qos));
-                if (rc == SLURM_SUCCESS)
-                    if (auto ids = m.load_qos_ids(); !ids) err = ids.error().message;
-                break;
-            case ChangeKind::Account:
-                rc = slurmdb_accounts_add(m.conn, list_of(pend.accounts));
-                if (rc == SLURM_SUCCESS)
-                    rc = slurmdb_associations_add(m.conn, list_of(pend.assocs));
-                break;
-            case ChangeKind::User: rc = slurmdb_users_add(m.conn, list_of(pend.users)); break;
-            case ChangeKind::Assoc:
-                // slurmdbd places each new association in its lft/rgt tree;
-                // consecutive ones under the same parent are cheap (sacctmgr
-                // load sends them grouped too), interleaved ones are not.
-                std::stable_sort(pend.assocs.begin(), pend.assocs.end(),
-                                 [](const slurmdb_assoc_rec_t& a, const slurmdb_assoc_rec_t& b) {
-                                     return strcmp(a.acct, b.acct) < 0;
-                                 });
-                rc = slurmdb_associations_add(m.conn, list_of(pend.assocs));
-                break;
-        }
-        if (rc != SLURM_SUCCESS) err = last_error(rc);
-        static const char* kinds[] = {"QOS", "accounts", "users", "associations"};
-        syncd::log(syncd::Level::Debug,
-                   "slurmdbd: added " + std::to_string(pend.changes.size()) + " " +
-                       kinds[int(pend.kind)] + " in " +
-                       std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(
-                                          std::chrono::steady_clock::now() - t0)
-                                          .count()) +
-                       " ms");
-        if (!err.empty()) {
-            const std::string batch =
-                pend.changes.size() > 1 ? " (batch of " + std::to_string(pend.changes.size()) + ")"
-                                        : "";
-            for (const Change* c : pend.changes)
-                rep.failed.push_back(c->text() + ": " + err + batch);
-        } else {
-            rep.applied += pend.changes.size();
-        }
-        pend = Pending{};
-    };
-    for (size_t idx = 0; idx < plan.changes.size(); ++idx) {
-        const Change& c = plan.changes[idx];
-        const bool batch = c.op == ChangeOp::Add;
-        bool needs_pending_qos = false;
-        for (const auto& p : c.qos.preempt) needs_pending_qos |= pend.names.count(p) > 0;
-        if (!batch || c.kind != pend.kind || needs_pending_qos || idx == qos_head) flush();
-        if (idx == qos_head && qos_head > 0 && rep.failed.empty()) {
-            if (slurmdb_connection_commit(m.conn, true) != SLURM_SUCCESS) {
-                m.close();
-                return make_error("commit of QOS changes failed: " + last_error());
-            }
-            if (auto ids = m.load_qos_ids(); !ids) return ids.error();
-        }
-        Strings local;
-        Strings& keep = batch ? *pend.keep : local;
-        std::string err;
-        bool queued = false;
-        auto queue = [&] {
-            pend.kind = c.kind;
-            pend.changes.push_back(&c);
-            queued = true;
-        };
-        switch (c.kind) {
-            case ChangeKind::Qos: {
-                slurmdb_qos_cond_t cond;
-                memset(&cond, 0, sizeof cond);
-                cond.preempt_mode = NO_VAL16;
-                cond.name_list = keep.list({c.key});
-                if (c.op == ChangeOp::Remove) {
-                    ListPtr r(slurmdb_qos_remove(m.conn, &cond));
-                    if (!r) err = last_error();
-                    break;
-                }
-                slurmdb_qos_rec_t q;
-                slurmdb_init_qos_rec(&q, false, NO_VAL);
-                const QosSpec& s = c.qos;
-                const QosSpec* cur = current.qos.count(s.name) ? &current.qos.at(s.name) : nullptr;
-                q.name = keep.keep(s.name);
-                q.description = keep.keep(s.description);
-                auto grp = m.tres_text(s.grp_tres, cur ? cur->grp_tres : Tres{});
-                auto pa = m.tres_text(s.max_tres_pa, cur ? cur->max_tres_pa : Tres{});
-                auto pre = m.qos_ids(s.preempt);
-                if (!grp || !pa || !pre) {
-                    err = !grp  ? grp.error().message
-                          : !pa ? pa.error().message
-                                : pre.error().message;
-                    break;
-                }
-                if (!grp.value().empty()) q.grp_tres = keep.keep(grp.value());
-                if (!pa.value().empty()) q.max_tres_pa = keep.keep(pa.value());
-                q.max_wall_pj = s.max_wall_minutes ? s.max_wall_minutes : INFINITE;
-                q.priority = s.priority;
-                q.grace_time = s.grace_seconds;
-                q.preempt_mode = s.requeue ? PREEMPT_MODE_REQUEUE : 0;
-                // Plain ids replace the list; a single "" clears it.
-                q.preempt_list = pre.value().empty() ? keep.list({""}) : keep.list(pre.value());
-                if (c.op == ChangeOp::Add) {
-                    pend.qos.push_back(q);
-                    pend.names.insert(s.name);
-                    queue();
-                } else {
-                    ListPtr r(slurmdb_qos_modify(m.conn, &cond, &q));
-                    if (!r && slurm_compat::last_errno() != SLURM_NO_CHANGE_IN_DATA)
-                        err = last_error();
-                }
-                break;
-            }
-            case ChangeKind::Account: {
-                slurmdb_assoc_cond_t acond;
-                memset(&acond, 0, sizeof acond);
-                acond.acct_list = keep.list({c.key});
-                slurmdb_account_cond_t cond;
-                memset(&cond, 0, sizeof cond);
-                cond.assoc_cond = &acond;
-                if (c.op == ChangeOp::Remove) {
-                    ListPtr r(slurmdb_accounts_remove(m.conn, &cond));
-                    if (!r) err = last_error();
-                    break;
-                }
-                slurmdb_account_rec_t a;
-                memset(&a, 0, sizeof a);
-                a.name = keep.keep(c.key);
-                a.description = keep.keep(c.account.description);
-                a.organization = keep.keep(c.account.organization);
-                const AccountSpec* cur =
-                    current.accounts.count(c.key) ? &current.accounts.at(c.key) : nullptr;
-                auto grp = m.tres_text(c.account.grp_tres, cur ? cur->grp_tres : Tres{});
-                if (!grp) {
-                    err = grp.error().message;
-                    break;
-                }
-                slurmdb_assoc_rec_t assoc;
-                slurmdb_init_assoc_rec(&assoc, false);
-                assoc.acct = keep.keep(c.key);
-                assoc.cluster = keep.keep(m.cluster);
-                if (!grp.value().empty()) assoc.grp_tres = keep.keep(grp.value());
-                if (c.op == ChangeOp::Add) {
-                    assoc.parent_acct = keep.keep("root");
-                    pend.accounts.push_back(a);
-                    pend.assocs.push_back(assoc);
-                    queue();
-                } else {
-                    ListPtr r(slurmdb_accounts_modify(m.conn, &cond, &a));
-                    if (!r && slurm_compat::last_errno() != SLURM_NO_CHANGE_IN_DATA) {
-                        err = last_error();
-                        break;
-                    }
-                    // user_list = {""}: the account's own association, not its users'.
-                    slurmdb_assoc_cond_t mcond;
-                    memset(&mcond, 0, sizeof mcond);
-                    mcond.acct_list = keep.list({c.key});
-                    mcond.cluster_list = keep.list({m.cluster});
-                    mcond.user_list = keep.list({""});
-                    ListPtr r2(slurmdb_associations_modify(m.conn, &mcond, &assoc));
-                    if (!r2 && slurm_compat::last_errno() != SLURM_NO_CHANGE_IN_DATA)
-                        err = last_error();
-                }
-                break;
-            }
-            case ChangeKind::User: {
-                slurmdb_assoc_cond_t acond;
-                memset(&acond, 0, sizeof acond);
-                acond.user_list = keep.list({c.key});
-                acond.cluster_list = keep.list({m.cluster});
-                slurmdb_user_cond_t cond;
-                memset(&cond, 0, sizeof cond);
-                cond.assoc_cond = &acond;
-                slurmdb_user_rec_t u;
-                memset(&u, 0, sizeof u);
-                u.name = keep.keep(c.key);
-                u.uid = NO_VAL;
-                u.default_acct = keep.keep(c.user.default_account);
-                if (c.op == ChangeOp::Remove) {
-                    ListPtr r(slurmdb_users_remove(m.conn, &cond));
-                    if (!r) err = last_error();
-                } else if (c.op == ChangeOp::Add) {
-                    u.admin_level = SLURMDB_ADMIN_NONE;
-                    pend.users.push_back(u);
-                    queue();
-                } else {
-                    u.admin_level = SLURMDB_ADMIN_NOTSET;
-                    ListPtr r(slurmdb_users_modify(m.conn, &cond, &u));
-                    if (!r && slurm_compat::last_errno() != SLURM_NO_CHANGE_IN_DATA)
-                        err = last_error();
-                }
-                break;
-            }
-            case ChangeKind::Assoc: {
-                slurmdb_assoc_cond_t cond;
-                memset(&cond, 0, sizeof cond);
-                cond.acct_list = keep.list({c.assoc.account});
-                cond.user_list = keep.list({c.assoc.user});
-                cond.cluster_list = keep.list({m.cluster});
-                if (c.op == ChangeOp::Remove) {
-                    ListPtr r(slurmdb_associations_remove(m.conn, &cond));
-                    if (!r) {
-                        if (slurm_compat::last_errno() == ESLURM_JOBS_RUNNING_ON_ASSOC)
-                            rep.deferred.push_back(c.text() +
-                                                   ": jobs are running under it; removal "
-                                                   "retried next cycle");
-                        else
-                            err = last_error();
-                    }
-                    break;
-                }
-                auto ids = m.qos_ids(c.assoc.qos);
-                if (!ids) {
-                    err = ids.error().message;
-                    break;
-                }
-                slurmdb_assoc_rec_t a;
-                slurmdb_init_assoc_rec(&a, false);
-                a.qos_list = keep.list(ids.value());
-                if (!c.assoc.default_qos.empty()) a.def_qos_id = m.qos_id.at(c.assoc.default_qos);
-                if (c.op == ChangeOp::Add) {
-                    a.acct = keep.keep(c.assoc.account);
-                    a.user = keep.keep(c.assoc.user);
-                    a.cluster = keep.keep(m.cluster);
-                    a.is_def = c.user.default_account == c.assoc.account ? 1 : NO_VAL16;
-                    pend.assocs.push_back(a);
-                    queue();
-                } else {
-                    ListPtr r(slurmdb_associations_modify(m.conn, &cond, &a));
-                    if (!r && slurm_compat::last_errno() != SLURM_NO_CHANGE_IN_DATA)
-                        err = last_error();
-                }
-                break;
-            }
-        }
-        if (queued) continue;
-        if (!err.empty())
-            rep.failed.push_back(c.text() + ": " + err);
-        else
-            ++rep.applied;
-    }
-    flush();
-    // One commit for the whole plan; on failure slurmdbd rolls back with it.
-    if (!rep.failed.empty()) {
-        slurmdb_connection_commit(m.conn, false);
-        rep.applied = 0;
-        return rep;
-    }
-    const auto t0 = std::chrono::steady_clock::now();
-    if (slurmdb_connection_commit(m.conn, true) != SLURM_SUCCESS) {
-        m.close();
-        return make_error("commit failed: " + last_error());
-    }
-    syncd::log(syncd::Level::Debug,
-               "slurmdbd: commit in " +
-                   std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(
-                                      std::chrono::steady_clock::now() - t0)
-                                      .count()) +
-                   " ms");
-    return rep;
+    AccountingState current;
+    if (auto cur = read(); cur) current = std::move(cur).value();
+    return Applier(m, std::move(current)).run(plan);
 }
 
 }  // namespace allot

@@ -17,21 +17,20 @@ skip_unless_lab
 BUILD=${ALLOT_TOP_BUILDDIR:-$(cd "$(pwd)/.." && pwd)}
 SYNCD=$BUILD/syncd/allot-syncd
 [ -x "$SYNCD" ] || { echo "allot-syncd not built at $SYNCD"; echo "0 passed, 1 failed"; exit 1; }
-export LAB=${SYNCD_LAB:-/tmp/allot-lab-syncd}
-export LAB_PORT_BASE=${SYNCD_PORT_BASE:-17000}
-SCIM_PORT=$((LAB_PORT_BASE + 50))
+# A lab of its own on ports free right now, so this test runs beside any other.
+export LAB=/tmp/allot-lab-syncd.$$
+export LAB_NODES=${LAB_NODES:-2}
+LAB_PORT_BASE=$(free_port_block $((21 + LAB_NODES))) || abort "no free ports for the lab"
+export LAB_PORT_BASE
+SCIM_PORT=$(free_port) || abort "no free port for the SCIM fixture"
 JS=$BUILD/plugins/job_submit/.libs/job_submit_allot.so
 if [ -f "$JS" ]; then export LAB_PLUGINS=$JS LAB_JOB_SUBMIT=allot; else export LAB_JOB_SUBMIT=; fi
 W=$(mktemp -d /tmp/allot-syncd-lab.XXXXXX)
 FIX=$W/scim
 mkdir -p "$FIX"
 
-cleanup() {
-    [ -n "${FIXPID:-}" ] && kill "$FIXPID" 2>/dev/null
-    "$LABDIR/lab-down.sh" >/dev/null 2>&1
-    rm -rf "$W"
-}
-trap cleanup EXIT
+on_exit rm -rf "$W"
+on_exit "$LABDIR/lab-down.sh"
 
 # ---- config and fixture data ---------------------------------------------
 write_config() { # write_config <teams yaml>
@@ -140,9 +139,8 @@ assocs_of() { sacctmgr -n -P show assoc user="$1" format=account 2>/dev/null | s
 . "$LABDIR/lab-lib.sh"
 fixture "alice carol" "dave"
 mode ok
-python3 "$HERE/scim_fixture.py" "$FIX" "$SCIM_PORT" &
-FIXPID=$!
-for _ in $(seq 1 50); do curl -s -o /dev/null "http://127.0.0.1:$SCIM_PORT/" && break; sleep 0.1; done
+start_service scim python3 "$HERE/scim_fixture.py" "$FIX" "$SCIM_PORT"
+wait_port "$SCIM_PORT" 60 || abort "the SCIM fixture did not start"
 
 echo "# plan on an empty accounting database writes nothing"
 out=$(sync_ --plan 2>&1); rc=$?
@@ -177,7 +175,8 @@ out=$(sync_ --once 2>&1)
 expect_contains "second apply: 0 changes" "$out" " 0 changes,"
 
 echo "# jobs run under the right account and QOS"
-for _ in $(seq 1 50); do scontrol show assoc_mgr users=alice flags=users 2>/dev/null | grep -q 'DefAccount=team-a' && break; sleep 0.2; done
+_knows_alice() { scontrol show assoc_mgr users=alice flags=users 2>/dev/null | grep -q 'DefAccount=team-a'; }
+wait_for 60 "slurmctld to know alice's account" _knows_alice
 j=$(as alice sbatch --parsable --hold -o /dev/null --gpus=1 --wrap true 2>&1)
 expect_eq "alice's job account" "$(job_field "${j%%;*}" Account)" team-a
 expect_eq "alice's job QOS" "$(job_field "${j%%;*}" QOS)" team-a
@@ -308,12 +307,11 @@ expect_eq "accounting unchanged by hostile sources" "$(sacctmgr -n -P show assoc
 expect_eq "caches byte-identical after hostile sources" "$(md5sum "$W/cache/passwd.cache" "$W/cache/group.cache" "$W/cache/keys.cache")" "$cache_before"
 
 echo "# lock: two syncds never write at once"
-flock -n "$W/run/lock" sleep 3 &
-fp=$!
-sleep 0.3
+exec 9>"$W/run/lock"
+flock -n 9 || abort "could not take the lock for the test"
 out=$(sync_ --once 2>&1); rc=$?
 expect_eq "second syncd exits 5 while the lock is held" "$rc" 5
-wait $fp
+exec 9>&-
 
 echo "# kill -9 mid-apply leaves accounting consistent; rerun converges"
 fixture "alice" "dave carol" 300
@@ -321,7 +319,7 @@ n0=$(sacctmgr -n -P show user format=user | wc -l)
 "${WITH_NSS[@]}" "$SYNCD" -c "$W/allot.yaml" --lock-file "$W/run/lock" --once -v >"$W/killed.log" 2>&1 &
 sp=$!
 # Kill once the plan is being applied (the store logs "applying N changes").
-for _ in $(seq 1 100); do grep -q "applying" "$W/killed.log" && break; sleep 0.05; done
+wait_for 60 "the apply to start" grep -q applying "$W/killed.log"
 sleep ${KILL_AFTER:-0.5}
 kill -9 $sp 2>/dev/null; wait $sp 2>/dev/null
 sleep 1
@@ -353,8 +351,10 @@ expect_eq "other files are left alone" "$(ls -A "$W/cache" | grep -cE '^(\.other
 echo "# daemon: SIGHUP reloads, SIGTERM stops cleanly"
 "${WITH_NSS[@]}" "$SYNCD" -c "$W/allot.yaml" --lock-file "$W/run/lock" --metrics-file "$W/d.prom" >"$W/daemon.log" 2>&1 &
 dp=$!
-sleep 2; kill -HUP $dp; sleep 2; kill -TERM $dp
-for _ in $(seq 1 50); do kill -0 $dp 2>/dev/null || break; sleep 0.1; done
+wait_for 120 "the daemon's first cycle" grep -q "sync ok" "$W/daemon.log"
+kill -HUP $dp
+wait_for 120 "the daemon to reload" grep -q "configuration reloaded" "$W/daemon.log"
+kill -TERM $dp
 wait $dp; rc=$?
 expect_eq "daemon exits 0 on SIGTERM" "$rc" 0
 expect_contains "daemon reloaded on SIGHUP" "$(cat "$W/daemon.log")" "configuration reloaded"
