@@ -220,10 +220,11 @@ print("closed-by-server", closed, flush=True)
 EOF
 SLOWPID=$!
 for _ in $(seq 50); do grep -q opened "$T/slow.out" && break; sleep 0.1; done
-START=$(date +%s%N)
+# Served while they hang: the answer arrives before the server has cut any of them
+# (no timing threshold; -m 5 only bounds a hung curl).
 R=$(C -m 5 "${AR[@]}" "$ISS/scim/v2/Users?filter=userName%20eq%20%22bob%22" | jq -r .totalResults)
-ELAPSED_MS=$(( ($(date +%s%N) - START) / 1000000 ))
-check "a normal request is served while 40 slow clients hang (${ELAPSED_MS} ms)" test "$R" = 1 -a "$ELAPSED_MS" -lt 2000
+STILL_HANGING=$(grep -c closed-by-server "$T/slow.out")
+check "a normal request is served while 40 slow clients hang" test "$R" = 1 -a "$STILL_HANGING" = 0
 wait "$SLOWPID"
 SLOWPID=""
 check "slow clients were cut off by the server ($(grep closed-by-server "$T/slow.out"))" bash -c "[ \$(awk '/closed-by-server/{print \$2}' '$T/slow.out') = 40 ]"
