@@ -75,8 +75,13 @@ chmod 1777 "$LAB/tmp"           # job output of every user
 while read -r u uid _; do
     case $u in '#'* | '') continue ;; esac
     if ! id "$u" >/dev/null 2>&1; then
-        useradd -M -d /nonexistent -s /bin/bash -u "$uid" "$u"
-        echo "$u" >>"$LAB/run/created-users"
+        # Another lab starting at the same moment (make check -j on a fresh machine) may
+        # create it first; then it is that lab's to remove.
+        if useradd -M -d /nonexistent -s /bin/bash -u "$uid" "$u" 2>/dev/null; then
+            echo "$u" >>"$LAB/run/created-users"
+        else
+            id "$u" >/dev/null 2>&1 || die "cannot create user $u (uid $uid)"
+        fi
     fi
 done <"$HERE/lab-directory.txt"
 
@@ -111,11 +116,19 @@ say "mariadbd up on port $MYSQL_PORT"
 
 # ------------------------------------------------------------------ configuration
 PLUGDIR=/usr/lib/x86_64-linux-gnu/slurm-wlm
-# 23.02 moved the preemption user signal to PreemptParameters; 22.05 knows only the
-# SlurmctldParameters form (docs/slurm-versions.md).
-case $(slurmctld -V | awk '{print $2}') in
+# Names that differ between Slurm releases (docs/slurm-versions.md). 23.02 moved the
+# preemption user signal to PreemptParameters; 22.05 knows only the SlurmctldParameters form.
+SLURM_RELEASE=$(slurmctld -V | awk '{print $2}')
+case $SLURM_RELEASE in
 2[01].* | 22.*) PREEMPT_SIGNAL_CONF=SlurmctldParameters=preempt_send_user_signal ;;
 *) PREEMPT_SIGNAL_CONF=PreemptParameters=send_user_signal ;;
+esac
+# From 24.05 slurmd sets up cgroups even with proctrack/linuxproc unless cgroup.conf says
+# CgroupPlugin=disabled (known from 24.05); the lab's jobs are plain processes, and a chroot
+# or container may have no /sys/fs/cgroup.
+case $SLURM_RELEASE in
+2[0-3].*) ;;
+*) echo "CgroupPlugin=disabled" >"$LAB/etc/cgroup.conf" ;;
 esac
 HOST=$(hostname -s)
 NODELIST="n[1-$NODES]"; [ "$NODES" = 1 ] && NODELIST=n1
