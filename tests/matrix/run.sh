@@ -87,6 +87,9 @@ create_root() {
 MOUNTED=()
 CLOSING=""
 mount_root() {
+    # The root a mount point of its own: the tests' `unshare -m --propagation private`
+    # (NSS, sshd) cannot change the propagation of a / that is not one.
+    mount --bind "$ROOT" "$ROOT" && MOUNTED+=("$ROOT")
     mount -t proc proc "$ROOT/proc" && MOUNTED+=("$ROOT/proc")
     mount -t sysfs sysfs "$ROOT/sys" && MOUNTED+=("$ROOT/sys")
     mount --bind /dev "$ROOT/dev" && MOUNTED+=("$ROOT/dev")
