@@ -342,8 +342,14 @@ public:
         const size_t qos_head = qos_head_of(plan);
         for (size_t idx = 0; idx < plan.changes.size(); ++idx) {
             const Change& c = plan.changes[idx];
+            // slurmdbd sizes a new QOS's preempt bitmap (the one slurmctld receives) by the
+            // QOS committed so far: one preempting a QOS of this batch waits for its commit.
+            const bool preempts_batch =
+                c.kind == ChangeKind::Qos &&
+                std::any_of(c.qos.preempt.begin(), c.qos.preempt.end(),
+                            [&](const std::string& p) { return batch_.names.count(p) > 0; });
             if (!joins_batch(c) || idx == qos_head) flush();
-            if (idx == qos_head && qos_head > 0 && rep_.failed.empty())
+            if (((idx == qos_head && qos_head > 0) || preempts_batch) && rep_.failed.empty())
                 if (auto s = commit_qos(); !s) return s.error();
             apply_one(c);
         }
