@@ -67,55 +67,54 @@ public:
     Result<std::unique_ptr<Filter>> parse_or(size_t depth)
     {
         if (depth > limits_.max_depth) return fail("filter nested too deeply");
-        auto left = parse_and(depth);
+        return parse_chain(depth, "or", Filter::Kind::Or, &Parser::parse_and);
+    }
+
+    Result<std::unique_ptr<Filter>> parse_and(size_t depth)
+    {
+        return parse_chain(depth, "and", Filter::Kind::And, &Parser::parse_atom);
+    }
+
+    // operand (word operand)*, left-associative: `or` over `and` over atoms.
+    using Step = Result<std::unique_ptr<Filter>> (Parser::*)(size_t);
+    Result<std::unique_ptr<Filter>> parse_chain(size_t depth, const char* word, Filter::Kind kind,
+                                                Step operand)
+    {
+        auto left = (this->*operand)(depth);
         if (!left) return left;
         std::unique_ptr<Filter> node = std::move(left.value());
-        while (keyword("or")) {
-            auto right = parse_and(depth);
+        while (keyword(word)) {
+            auto right = (this->*operand)(depth);
             if (!right) return right;
-            node = combine(Filter::Kind::Or, std::move(node), std::move(right.value()));
+            node = combine(kind, std::move(node), std::move(right.value()));
             if (too_many()) return fail("filter has too many terms");
         }
         return node;
     }
 
-    Result<std::unique_ptr<Filter>> parse_and(size_t depth)
+    // "(" filter ")", one level deeper.
+    Result<std::unique_ptr<Filter>> parse_group(size_t depth)
     {
-        auto left = parse_atom(depth);
-        if (!left) return left;
-        std::unique_ptr<Filter> node = std::move(left.value());
-        while (keyword("and")) {
-            auto right = parse_atom(depth);
-            if (!right) return right;
-            node = combine(Filter::Kind::And, std::move(node), std::move(right.value()));
-            if (too_many()) return fail("filter has too many terms");
-        }
-        return node;
+        ++pos_;
+        auto inner = parse_or(depth + 1);
+        if (!inner) return inner;
+        skip_ws();
+        if (!peek(')')) return fail("expected ')'");
+        ++pos_;
+        return inner;
     }
 
     Result<std::unique_ptr<Filter>> parse_atom(size_t depth)
     {
         if (++nodes_ > limits_.max_nodes) return fail("filter has too many terms");
         skip_ws();
-        if (peek('(')) {
-            ++pos_;
-            auto inner = parse_or(depth + 1);
-            if (!inner) return inner;
-            skip_ws();
-            if (!peek(')')) return fail("expected ')'");
-            ++pos_;
-            return inner;
-        }
+        if (peek('(')) return parse_group(depth);
         const size_t save = pos_;
         if (keyword("not")) {
             skip_ws();
             if (peek('(')) {
-                ++pos_;
-                auto inner = parse_or(depth + 1);
+                auto inner = parse_group(depth);
                 if (!inner) return inner;
-                skip_ws();
-                if (!peek(')')) return fail("expected ')'");
-                ++pos_;
                 auto node = std::make_unique<Filter>();
                 node->kind = Filter::Kind::Not;
                 node->left = std::move(inner.value());

@@ -18,6 +18,18 @@ Error err(Errc code, const std::string& detail)
     return make_error(code, detail);
 }
 
+// A multi-valued PATCH value: an array, or one object that IdPs send bare
+// (then wrapped, by reference, in `wrap`); null for anything else.
+const cJSON* as_array(const cJSON* v, JsonPtr& wrap)
+{
+    if (cJSON_IsObject(v)) {
+        wrap.reset(cJSON_CreateArray());
+        cJSON_AddItemReferenceToArray(wrap.get(), const_cast<cJSON*>(v));
+        return wrap.get();
+    }
+    return cJSON_IsArray(v) ? v : nullptr;
+}
+
 // A PATCH may restate an immutable id as long as it does not change it.
 bool same_id(const cJSON* v, const std::optional<int64_t>& have)
 {
@@ -302,14 +314,9 @@ private:
         }
         if (!sub.empty()) return err(Errc::InvalidPath, "emails." + sub + " needs a filter");
         std::vector<scim::Email> parsed;
-        const cJSON* items = v;
         JsonPtr wrap;
-        if (cJSON_IsObject(v)) {
-            wrap.reset(cJSON_CreateArray());
-            cJSON_AddItemReferenceToArray(wrap.get(), const_cast<cJSON*>(v));
-            items = wrap.get();
-        }
-        if (!cJSON_IsArray(items)) return err(Errc::InvalidValue, "emails must be an array");
+        const cJSON* items = as_array(v, wrap);
+        if (!items) return err(Errc::InvalidValue, "emails must be an array");
         const cJSON* e = nullptr;
         cJSON_ArrayForEach(e, items)
         {
@@ -349,14 +356,9 @@ Result<Unit> apply_group_patch(scim::Group& g, const cJSON* body)
     auto parsed = parse_ops(body, ops);
     if (!parsed) return parsed.error();
     auto member_ids = [](const cJSON* v, std::vector<std::string>& out) -> Result<Unit> {
-        const cJSON* items = v;
         JsonPtr wrap;
-        if (cJSON_IsObject(v)) {
-            wrap.reset(cJSON_CreateArray());
-            cJSON_AddItemReferenceToArray(wrap.get(), const_cast<cJSON*>(v));
-            items = wrap.get();
-        }
-        if (!cJSON_IsArray(items)) return err(Errc::InvalidValue, "members must be an array");
+        const cJSON* items = as_array(v, wrap);
+        if (!items) return err(Errc::InvalidValue, "members must be an array");
         const cJSON* m = nullptr;
         cJSON_ArrayForEach(m, items)
         {

@@ -76,22 +76,12 @@ Result<std::vector<scim::Group>> GroupTable::load(Conn& c, const std::string& wh
                                                   const std::string& order, size_t limit,
                                                   size_t offset)
 {
-    const std::string sql =
+    static const std::string select =
         "SELECT g.id, g.display_name, g.external_id, g.gid, g.created, g.modified, g.version, "
         "(SELECT json_group_array(json_array(mm.id, mm.user_name)) FROM (SELECT u2.id, "
         "u2.user_name FROM members m2 JOIN users u2 ON u2.rowid = m2.user_rowid WHERE "
-        "m2.group_rowid = g.rowid ORDER BY u2.user_name) mm) FROM grp g WHERE " +
-        where + (order.empty() ? "" : " ORDER BY " + order) + " LIMIT ? OFFSET ?";
-    auto st = c.prepare(sql);
-    if (!st) return store_internal(c.errmsg());
-    st.bind_all(binds);
-    st.bind(static_cast<int>(binds.size()) + 1, static_cast<int64_t>(limit));
-    st.bind(static_cast<int>(binds.size()) + 2, static_cast<int64_t>(offset));
-    std::vector<scim::Group> out;
-    int rc;
-    while ((rc = st.step()) == SQLITE_ROW) out.push_back(group_from_row(st));
-    if (rc != SQLITE_DONE) return store_internal(c.errmsg());
-    return out;
+        "m2.group_rowid = g.rowid ORDER BY u2.user_name) mm) FROM grp g";
+    return load_rows(c, select, where, binds, order, limit, offset, group_from_row);
 }
 
 Status GroupTable::insert(Conn& c, const IdAllocator& ids, scim::Group& g)

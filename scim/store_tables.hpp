@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "errors.hpp"
@@ -25,6 +26,28 @@ int64_t unix_now();
 std::string new_uuid();
 // true when `sql` (one parameter) returns a row.
 bool row_exists(Conn& c, const char* sql, const SqlValue& value);
+
+// `select` + " WHERE " + where [ORDER BY order] LIMIT limit OFFSET offset, each
+// row mapped by from_row(const Stmt&).
+template <typename FromRow>
+auto load_rows(Conn& c, const std::string& select, const std::string& where,
+               const std::vector<SqlValue>& binds, const std::string& order, size_t limit,
+               size_t offset, FromRow from_row)
+    -> Result<std::vector<decltype(from_row(std::declval<const Stmt&>()))>>
+{
+    using T = decltype(from_row(std::declval<const Stmt&>()));
+    auto st = c.prepare(select + " WHERE " + where + (order.empty() ? "" : " ORDER BY " + order) +
+                        " LIMIT ? OFFSET ?");
+    if (!st) return store_internal(c.errmsg());
+    st.bind_all(binds);
+    st.bind(static_cast<int>(binds.size()) + 1, static_cast<int64_t>(limit));
+    st.bind(static_cast<int>(binds.size()) + 2, static_cast<int64_t>(offset));
+    std::vector<T> out;
+    int rc;
+    while ((rc = st.step()) == SQLITE_ROW) out.push_back(from_row(st));
+    if (rc != SQLITE_DONE) return store_internal(c.errmsg());
+    return out;
+}
 
 class IdAllocator {
 public:

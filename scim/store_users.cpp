@@ -93,23 +93,13 @@ Result<std::vector<scim::User>> UserTable::load(Conn& c, const std::string& wher
                                                 const std::string& order, size_t limit,
                                                 size_t offset)
 {
-    const std::string sql =
+    static const std::string select =
         "SELECT u.id, u.user_name, u.external_id, u.display_name, u.active, u.emails, u.uid, "
         "u.gid, u.home, u.shell, u.ssh_keys, u.created, u.modified, u.version, "
         "(SELECT json_group_array(json_array(gg.id, gg.display_name)) FROM (SELECT g2.id, "
         "g2.display_name FROM members m2 JOIN grp g2 ON g2.rowid = m2.group_rowid WHERE "
-        "m2.user_rowid = u.rowid ORDER BY g2.display_name) gg) FROM users u WHERE " +
-        where + (order.empty() ? "" : " ORDER BY " + order) + " LIMIT ? OFFSET ?";
-    auto st = c.prepare(sql);
-    if (!st) return store_internal(c.errmsg());
-    st.bind_all(binds);
-    st.bind(static_cast<int>(binds.size()) + 1, static_cast<int64_t>(limit));
-    st.bind(static_cast<int>(binds.size()) + 2, static_cast<int64_t>(offset));
-    std::vector<scim::User> out;
-    int rc;
-    while ((rc = st.step()) == SQLITE_ROW) out.push_back(user_from_row(st));
-    if (rc != SQLITE_DONE) return store_internal(c.errmsg());
-    return out;
+        "m2.user_rowid = u.rowid ORDER BY g2.display_name) gg) FROM users u";
+    return load_rows(c, select, where, binds, order, limit, offset, user_from_row);
 }
 
 Status UserTable::insert(Conn& c, const IdAllocator& ids, scim::User& u)

@@ -44,10 +44,7 @@ class ServiceTest : public ::testing::Test {
 protected:
     void SetUp() override
     {
-        std::string err;
-        store = open_sqlite_store(dir.file("d.db"), IdRange{1000, 60000, 1000, 60000},
-                                  scim::kDefaultPosixUser, &err);
-        ASSERT_TRUE(store) << err;
+        store = test::open_test_store(dir);
         ServiceOptions o;
         o.public_url = "https://id.test";
         o.policy.rules.shells = {"/bin/bash", "/bin/zsh"};

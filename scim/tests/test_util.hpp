@@ -6,7 +6,11 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <memory>
+#include <stdexcept>
 #include <string>
+
+#include "store.hpp"
 
 namespace allot::scimd::test {
 
@@ -30,5 +34,15 @@ public:
 private:
     std::string path_;
 };
+
+// A fresh SQLite directory store in `dir`: ids 1000..60000, the default extension.
+inline std::unique_ptr<DirectoryStore> open_test_store(const ScratchDir& dir)
+{
+    std::string err;
+    auto store = open_sqlite_store(dir.file("d.db"), IdRange{1000, 60000, 1000, 60000},
+                                   scim::kDefaultPosixUser, &err);
+    if (!store) throw std::runtime_error("open_sqlite_store: " + err);
+    return store;
+}
 
 }  // namespace allot::scimd::test
