@@ -3,7 +3,6 @@
 // for the layout).
 #include "allot/identity_cache.hpp"
 
-#include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -300,7 +299,8 @@ Status check_trusted_dir(const std::string& dir, const struct stat& st)
     return ok_status();
 }
 
-// ".passwd.cache.XXXXXX" and its siblings: the temporary names write_atomic uses.
+}  // namespace
+
 bool is_cache_temporary(std::string_view name)
 {
     for (const char* file : {kPasswdCacheFile, kGroupCacheFile, kKeysCacheFile}) {
@@ -309,30 +309,6 @@ bool is_cache_temporary(std::string_view name)
             return true;
     }
     return false;
-}
-
-}  // namespace
-
-Result<size_t> remove_stale_cache_temporaries(const std::string& dir)
-{
-    DIR* d = opendir(dir.c_str());
-    if (!d) {
-        if (errno == ENOENT) return size_t(0);
-        return make_error(Errc::Io, "reading " + dir + ": " + std::strerror(errno));
-    }
-    std::vector<std::string> stale;
-    while (const dirent* e = readdir(d))
-        if (is_cache_temporary(e->d_name)) stale.emplace_back(e->d_name);
-    closedir(d);
-    size_t removed = 0;
-    for (const auto& name : stale) {
-        const std::string path = dir + "/" + name;
-        if (unlink(path.c_str()) == 0)
-            ++removed;
-        else if (errno != ENOENT)
-            return make_error(Errc::Io, "removing " + path + ": " + std::strerror(errno));
-    }
-    return removed;
 }
 
 Result<CacheImages> build_identity_cache(const std::vector<PosixUser>& users,

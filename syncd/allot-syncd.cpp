@@ -88,17 +88,25 @@ std::string state_path(const Options& opt, const Config& cfg)
     return opt.state_file.empty() ? cfg.identity.cache_dir + "/syncd.state" : opt.state_file;
 }
 
+std::string dirname_of(const std::string& path)
+{
+    const auto slash = path.rfind('/');
+    return slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
+}
+
 // A cycle killed half way (kill -9, power loss) leaves temporary files; the
 // next start removes them (only allot's own names), under the lock.
 void remove_stale_temporaries(const Options& opt, const Config& cfg)
 {
-    size_t removed = syncd::remove_stale_temporaries(state_path(opt, cfg));
-    if (!opt.metrics_file.empty()) removed += syncd::remove_stale_temporaries(opt.metrics_file);
-    auto caches = remove_stale_cache_temporaries(cfg.identity.cache_dir);
-    if (!caches)
-        log(Level::Warning, caches.error().message);
-    else
-        removed += caches.value();
+    const std::string state = state_path(opt, cfg);
+    size_t removed = syncd::remove_files(cfg.identity.cache_dir, is_cache_temporary);
+    removed += syncd::remove_files(dirname_of(state), [&](std::string_view name) {
+        return syncd::is_temporary_of(state, name);
+    });
+    if (!opt.metrics_file.empty())
+        removed += syncd::remove_files(dirname_of(opt.metrics_file), [&](std::string_view name) {
+            return syncd::is_temporary_of(opt.metrics_file, name);
+        });
     if (removed)
         log(Level::Info,
             "removed " + std::to_string(removed) + " temporary file(s) left by an interrupted run");

@@ -94,20 +94,20 @@ Result<bool> write_atomically(const std::string& path, const std::string& conten
     return true;
 }
 
-size_t remove_stale_temporaries(const std::string& path)
+bool is_temporary_of(const std::string& path, std::string_view name)
 {
     const auto slash = path.rfind('/');
-    const std::string dir = slash == std::string::npos ? "." : path.substr(0, slash);
-    const std::string prefix =
-        (slash == std::string::npos ? path : path.substr(slash + 1)) + ".tmp.";
+    const std::string prefix = path.substr(slash == std::string::npos ? 0 : slash + 1) + ".tmp.";
+    return name.size() == prefix.size() + 6 && name.compare(0, prefix.size(), prefix) == 0;
+}
+
+size_t remove_files(const std::string& dir, const std::function<bool(std::string_view)>& ours)
+{
     DIR* d = opendir(dir.c_str());
     if (!d) return 0;
     std::vector<std::string> stale;
-    while (const dirent* e = readdir(d)) {
-        const std::string_view name = e->d_name;
-        if (name.size() == prefix.size() + 6 && name.compare(0, prefix.size(), prefix) == 0)
-            stale.emplace_back(name);
-    }
+    while (const dirent* e = readdir(d))
+        if (ours(e->d_name)) stale.emplace_back(e->d_name);
     closedir(d);
     size_t removed = 0;
     for (const auto& name : stale) removed += unlink((dir + "/" + name).c_str()) == 0;

@@ -4,8 +4,10 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
+#include <string_view>
 
 #include "sync_engine.hpp"
 
@@ -33,9 +35,12 @@ private:
 // Writes `content` to `path` through a temporary file and rename(2).
 Result<bool> write_atomically(const std::string& path, const std::string& content, unsigned mode);
 
-// Removes the temporaries write_atomically(path, ...) of a killed run left
-// ("<path>.tmp.XXXXXX"); returns how many.
-size_t remove_stale_temporaries(const std::string& path);
+// True for the temporaries write_atomically(path, ...) uses ("<path>.tmp.XXXXXX").
+bool is_temporary_of(const std::string& path, std::string_view name);
+
+// Removes the entries of `dir` whose name `ours` accepts (the temporaries a
+// killed run left); returns how many.
+size_t remove_files(const std::string& dir, const std::function<bool(std::string_view)>& ours);
 
 // Drift memory: "key<TAB>value" lines. A missing or unreadable file is empty.
 std::map<std::string, std::string> load_state(const std::string& path);

@@ -23,6 +23,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "allot/identity.hpp"
@@ -62,10 +63,10 @@ Result<bool> publish_identity_cache(const std::string& dir, const std::vector<Po
                                     const std::vector<PosixGroup>& groups,
                                     const CacheWriteOptions& options);
 
-// Removes the temporary files a publish killed half way left in `dir` (only
-// allot's own names, ".passwd.cache.XXXXXX" and its siblings) and returns how
-// many. Call it while no other publish can run (allot-syncd holds its lock).
-Result<size_t> remove_stale_cache_temporaries(const std::string& dir);
+// True for the temporary names a publish uses (".passwd.cache.XXXXXX" and its
+// siblings): what a publish killed half way leaves, and the only names
+// allot-syncd removes from the cache directory at start.
+bool is_cache_temporary(std::string_view name);
 
 // The three images, built in memory (exposed for tests and the benchmark).
 struct CacheImages {

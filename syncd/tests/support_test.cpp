@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <sstream>
 
 #include "syncd_support.hpp"
@@ -96,4 +97,23 @@ TEST(NssResolver, RealLookups)
     EXPECT_TRUE(r.resolves("root", 0));
     EXPECT_FALSE(r.resolves("root", 1));
     EXPECT_FALSE(r.resolves("no-such-user-allot", 20000));
+}
+
+TEST(Support, RemovesOnlyTheTemporariesItIsAskedTo)
+{
+    TempDir t;
+    for (const char* name : {"syncd.state.tmp.Ab12Cd", "syncd.state.tmp.toolong", "syncd.state",
+                             "other.tmp.abcdef", "notes"})
+        std::ofstream(t.path + "/" + name) << "x";
+    const std::string state = t.path + "/syncd.state";
+    EXPECT_TRUE(is_temporary_of(state, "syncd.state.tmp.Ab12Cd"));
+    EXPECT_FALSE(is_temporary_of(state, "other.tmp.abcdef"));
+    EXPECT_EQ(remove_files(t.path, [&](std::string_view n) { return is_temporary_of(state, n); }),
+              1u);
+    std::set<std::string> left;
+    for (const auto& e : std::filesystem::directory_iterator(t.path))
+        left.insert(e.path().filename());
+    EXPECT_EQ(left, (std::set<std::string>{"syncd.state.tmp.toolong", "syncd.state",
+                                           "other.tmp.abcdef", "notes"}));
+    EXPECT_EQ(remove_files(t.path + "/missing", [](std::string_view) { return true; }), 0u);
 }
