@@ -93,7 +93,6 @@ WITH_NSS=("$HERE/with-directory-users.sh" "$W/nss" "$LAB_USERS" --)
 echo "fixture-token-$$" >"$W/token"; chmod 600 "$W/token"
 cp "$W/token" "$FIX/token"
 write_config "$TEAMS_AB"
-cp "$W/allot.yaml" "$LAB.allot.yaml" 2>/dev/null || true
 export ALLOT_CONFIG=$W/allot.yaml
 
 # fixture <team-a members> <team-b members> [extra users N] [hostile]
