@@ -23,8 +23,10 @@
 #include <fstream>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <sstream>
 #include <string>
+#include <utility>
 
 #include "allot/config.hpp"
 #include "allot/json.hpp"
@@ -106,12 +108,15 @@ int fail(const std::string& why)
     return 1;
 }
 
-}  // namespace
-
-int main(int argc, char** argv)
-{
-    std::string config_path = kDefaultConfigPath, issuer, audience, cacert, socket, cache_dir;
+struct Options {
+    std::string config_path = kDefaultConfigPath;
+    std::string issuer, audience, cacert, socket, cache_dir;
     bool use_cache = true;
+};
+
+// false on a usage error.
+bool parse_args(int argc, char** argv, Options& o)
+{
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
         auto value = [&](std::string& out) {
@@ -121,72 +126,99 @@ int main(int argc, char** argv)
         };
         bool ok = true;
         if (a == "-c" || a == "--config")
-            ok = value(config_path);
+            ok = value(o.config_path);
         else if (a == "--issuer")
-            ok = value(issuer);
+            ok = value(o.issuer);
         else if (a == "--audience")
-            ok = value(audience);
+            ok = value(o.audience);
         else if (a == "--cacert")
-            ok = value(cacert);
+            ok = value(o.cacert);
         else if (a == "--munge-socket")
-            ok = value(socket);
+            ok = value(o.socket);
         else if (a == "--cache-dir")
-            ok = value(cache_dir);
+            ok = value(o.cache_dir);
         else if (a == "--no-cache")
-            use_cache = false;
+            o.use_cache = false;
         else
             ok = false;
-        if (!ok) {
-            std::cerr << kUsage;
-            return 2;
-        }
+        if (!ok) return false;
     }
-    if (issuer.empty() || audience.empty()) {
-        auto load = load_config(config_path);
-        if (!load.ok()) return fail("cannot read " + config_path + ":\n" + load.errors.joined());
-        if (issuer.empty()) issuer = load.config->oidc.issuer;
-        if (audience.empty()) audience = load.config->oidc.audience;
-        if (cacert.empty()) cacert = load.config->identity.ca_file;
-    }
-    if (issuer.rfind("https://", 0) != 0) return fail("issuer must be an https:// URL");
-    if (audience.empty()) return fail("no audience (oidc.audience or --audience)");
+    return true;
+}
 
-    // kubectl tells us which ExecCredential version it speaks.
+// Issuer, audience and CA from allot.yaml where the command line left them out.
+Status complete_from_config(Options& o)
+{
+    if (!o.issuer.empty() && !o.audience.empty()) return Unit{};
+    auto load = load_config(o.config_path);
+    if (!load.ok())
+        return make_error(Errc::Invalid,
+                          "cannot read " + o.config_path + ":\n" + load.errors.joined());
+    if (o.issuer.empty()) o.issuer = load.config->oidc.issuer;
+    if (o.audience.empty()) o.audience = load.config->oidc.audience;
+    if (o.cacert.empty()) o.cacert = load.config->identity.ca_file;
+    return Unit{};
+}
+
+// kubectl tells us which ExecCredential version it speaks.
+std::string exec_api_version()
+{
     std::string api_version = "client.authentication.k8s.io/v1";
     if (const char* info = std::getenv("KUBERNETES_EXEC_INFO")) {
         JsonPtr j = json_parse(info, 65536);
         if (auto v = json_string(j.get(), "apiVersion")) api_version = *v;
     }
-    const int64_t now = static_cast<int64_t>(std::time(nullptr));
-    if (cache_dir.empty()) cache_dir = cache_dir_default();
-    const std::string cache_file =
-        cache_dir + "/kube-token-" + cache_key(issuer + "\n" + audience) + ".json";
-    if (use_cache && cache_file_ok(cache_file)) {
-        std::ifstream in(cache_file);
-        std::stringstream text;
-        text << in.rdbuf();
-        JsonPtr j = json_parse(text.str(), 65536);
-        auto token = json_string(j.get(), "token");
-        auto exp = json_integer(j.get(), "expiry");
-        if (token && exp && *exp - 60 > now) {
-            print_credential(api_version, *token, *exp);
-            return 0;
-        }
-    }
+    return api_version;
+}
 
-    auto cred = munge_encode(socket, kMungePayloadPrefix + audience);
-    if (!cred) return fail(cred.error().message + " (is munged running?)");
+struct Token {
+    std::string value;
+    int64_t expiry = 0;
+};
+
+// A cached token still valid for a minute, if the cache file is ours.
+std::optional<Token> cached_token(const std::string& cache_file, int64_t now)
+{
+    if (!cache_file_ok(cache_file)) return std::nullopt;
+    std::ifstream in(cache_file);
+    std::stringstream text;
+    text << in.rdbuf();
+    JsonPtr j = json_parse(text.str(), 65536);
+    auto token = json_string(j.get(), "token");
+    auto exp = json_integer(j.get(), "expiry");
+    if (!token || !exp || *exp - 60 <= now) return std::nullopt;
+    return Token{*token, *exp};
+}
+
+// Written to a private temporary file, then renamed: never a half-written cache.
+void save_token(const std::string& cache_dir, const std::string& cache_file, const Token& t)
+{
+    mkdir(cache_dir.c_str(), 0700);  // parents are the user's home; ignore failure
+    const std::string tmp = cache_file + ".tmp." + std::to_string(getpid());
+    const int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd < 0) return;
+    JsonPtr c(cJSON_CreateObject());
+    cJSON_AddStringToObject(c.get(), "token", t.value.c_str());
+    cJSON_AddNumberToObject(c.get(), "expiry", static_cast<double>(t.expiry));
+    const std::string text = json_print(c.get());
+    const bool wrote = write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
+    close(fd);
+    if (!wrote || rename(tmp.c_str(), cache_file.c_str()) != 0) unlink(tmp.c_str());
+}
+
+// POSTs the token exchange request; the HTTP status and body, or a transport error.
+Result<std::pair<long, std::string>> post_exchange(const Options& o, const std::string& cred)
+{
     curl_global_init(CURL_GLOBAL_DEFAULT);
     curl_compat::EasyPtr curl(curl_easy_init());
-    if (!curl) return fail("curl_easy_init failed");
-    const std::string url = issuer + "/oidc/token";
+    if (!curl) return make_error(Errc::Internal, "curl_easy_init failed");
+    const std::string url = o.issuer + "/oidc/token";
     const std::string body = "grant_type=" + form_escape(curl.get(), kTokenExchangeGrant) +
                              "&subject_token_type=" + form_escape(curl.get(), kMungeTokenType) +
                              "&requested_token_type=" + form_escape(curl.get(), kIdTokenType) +
-                             "&audience=" + form_escape(curl.get(), audience) +
-                             "&subject_token=" + form_escape(curl.get(), cred.value());
+                             "&audience=" + form_escape(curl.get(), o.audience) +
+                             "&subject_token=" + form_escape(curl.get(), cred);
     std::string response;
-    long status = 0;
     const bool set_ok =
         curl_easy_setopt(curl.get(), CURLOPT_URL, url.c_str()) == CURLE_OK &&
         curl_easy_setopt(curl.get(), CURLOPT_PROTOCOLS_STR, "https") == CURLE_OK &&
@@ -195,38 +227,63 @@ int main(int argc, char** argv)
         curl_easy_setopt(curl.get(), CURLOPT_TIMEOUT, 20L) == CURLE_OK &&
         curl_easy_setopt(curl.get(), CURLOPT_WRITEFUNCTION, collect) == CURLE_OK &&
         curl_easy_setopt(curl.get(), CURLOPT_WRITEDATA, &response) == CURLE_OK &&
-        (cacert.empty() ||
-         curl_easy_setopt(curl.get(), CURLOPT_CAINFO, cacert.c_str()) == CURLE_OK);
-    if (!set_ok) return fail("curl option rejected");
+        (o.cacert.empty() ||
+         curl_easy_setopt(curl.get(), CURLOPT_CAINFO, o.cacert.c_str()) == CURLE_OK);
+    if (!set_ok) return make_error(Errc::Internal, "curl option rejected");
     const CURLcode rc = curl_easy_perform(curl.get());
-    if (rc != CURLE_OK) return fail(url + ": " + curl_easy_strerror(rc));
+    if (rc != CURLE_OK) return make_error(Errc::Unavailable, url + ": " + curl_easy_strerror(rc));
+    long status = 0;
     curl_easy_getinfo(curl.get(), CURLINFO_RESPONSE_CODE, &status);
+    return std::make_pair(status, std::move(response));
+}
+
+// A fresh token from allot-scimd for a MUNGE credential of the caller.
+Result<Token> exchange(const Options& o, int64_t now)
+{
+    auto cred = munge_encode(o.socket, kMungePayloadPrefix + o.audience);
+    if (!cred) return make_error(Errc::Unavailable, cred.error().message + " (is munged running?)");
+    auto answer = post_exchange(o, cred.value());
+    if (!answer) return answer.error();
+    const auto& [status, response] = answer.value();
     JsonPtr j = json_parse(response, 1u << 20);
-    if (status != 200) {
-        return fail("token exchange refused (" + std::to_string(status) +
-                    "): " + json_string(j.get(), "error").value_or("?") + ": " +
-                    json_string(j.get(), "error_description").value_or(response.substr(0, 200)));
-    }
+    if (status != 200)
+        return make_error(
+            Errc::Refused,
+            "token exchange refused (" + std::to_string(status) +
+                "): " + json_string(j.get(), "error").value_or("?") + ": " +
+                json_string(j.get(), "error_description").value_or(response.substr(0, 200)));
     auto token = json_string(j.get(), "access_token");
     auto expires_in = json_integer(j.get(), "expires_in", 1, 86400);
-    if (!token || !expires_in) return fail("malformed token response");
-    const int64_t expiry = now + *expires_in;
-    if (use_cache) {
-        mkdir(cache_dir.c_str(), 0700);  // parents are the user's home; ignore failure
-        const std::string tmp = cache_file + ".tmp." + std::to_string(getpid());
-        const int fd =
-            open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-        if (fd >= 0) {
-            JsonPtr c(cJSON_CreateObject());
-            cJSON_AddStringToObject(c.get(), "token", token->c_str());
-            cJSON_AddNumberToObject(c.get(), "expiry", static_cast<double>(expiry));
-            const std::string text = json_print(c.get());
-            const bool wrote =
-                write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
-            close(fd);
-            if (!wrote || rename(tmp.c_str(), cache_file.c_str()) != 0) unlink(tmp.c_str());
+    if (!token || !expires_in) return make_error(Errc::Invalid, "malformed token response");
+    return Token{*token, now + *expires_in};
+}
+
+}  // namespace
+
+int main(int argc, char** argv)
+{
+    Options o;
+    if (!parse_args(argc, argv, o)) {
+        std::cerr << kUsage;
+        return 2;
+    }
+    if (auto ok = complete_from_config(o); !ok) return fail(ok.error().message);
+    if (o.issuer.rfind("https://", 0) != 0) return fail("issuer must be an https:// URL");
+    if (o.audience.empty()) return fail("no audience (oidc.audience or --audience)");
+    const std::string api_version = exec_api_version();
+    const int64_t now = static_cast<int64_t>(std::time(nullptr));
+    if (o.cache_dir.empty()) o.cache_dir = cache_dir_default();
+    const std::string cache_file =
+        o.cache_dir + "/kube-token-" + cache_key(o.issuer + "\n" + o.audience) + ".json";
+    if (o.use_cache) {
+        if (auto t = cached_token(cache_file, now)) {
+            print_credential(api_version, t->value, t->expiry);
+            return 0;
         }
     }
-    print_credential(api_version, *token, expiry);
+    auto token = exchange(o, now);
+    if (!token) return fail(token.error().message);
+    if (o.use_cache) save_token(o.cache_dir, cache_file, token.value());
+    print_credential(api_version, token.value().value, token.value().expiry);
     return 0;
 }
