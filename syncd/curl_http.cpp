@@ -110,27 +110,20 @@ CurlHttpClient::CurlHttpClient(CurlOptions options) : impl_(new Impl{std::move(o
 
 CurlHttpClient::~CurlHttpClient() = default;
 
-Result<HttpResponse> CurlHttpClient::get(const std::string& url)
+namespace {
+
+SlistPtr request_headers(const CurlOptions& o)
 {
-    if (!url_allowed(url))
-        return make_error(Errc::Refused, "refusing non-HTTPS URL (plain http only to loopback)");
-    if (!impl_->curl) impl_->curl.reset(curl_easy_init());
-    CURL* c = impl_->curl.get();
-    if (!c) return make_error(scim_source::Errc::Transport, "curl_easy_init failed");
-    curl_easy_reset(c);
-    const CurlOptions& o = impl_->options;
-    Sink sink;
-    sink.max = o.max_body_bytes;
     SlistPtr headers(curl_slist_append(nullptr, "Accept: application/scim+json, application/json"));
     if (!o.bearer_token.empty())
         headers.reset(curl_slist_append(headers.release(),
                                         ("Authorization: Bearer " + o.bearer_token).c_str()));
-    curl_easy_setopt(c, CURLOPT_URL, url.c_str());
-    curl_easy_setopt(c, CURLOPT_HTTPHEADER, headers.get());
-    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
-    curl_easy_setopt(c, CURLOPT_WRITEDATA, &sink);
-    curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, on_header);
-    curl_easy_setopt(c, CURLOPT_HEADERDATA, &sink);
+    return headers;
+}
+
+// Verification on, redirects off, the body capped: what every request needs.
+void set_policy(CURL* c, const CurlOptions& o)
+{
     curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, long(o.timeout_ms));
     curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, long(o.connect_timeout_ms));
     curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
@@ -146,6 +139,29 @@ Result<HttpResponse> CurlHttpClient::get(const std::string& url)
 #endif
     curl_easy_setopt(c, CURLOPT_MAXFILESIZE_LARGE, curl_off_t(o.max_body_bytes));
     if (!o.ca_file.empty()) curl_easy_setopt(c, CURLOPT_CAINFO, o.ca_file.c_str());
+}
+
+}  // namespace
+
+Result<HttpResponse> CurlHttpClient::get(const std::string& url)
+{
+    if (!url_allowed(url))
+        return make_error(Errc::Refused, "refusing non-HTTPS URL (plain http only to loopback)");
+    if (!impl_->curl) impl_->curl.reset(curl_easy_init());
+    CURL* c = impl_->curl.get();
+    if (!c) return make_error(scim_source::Errc::Transport, "curl_easy_init failed");
+    curl_easy_reset(c);
+    const CurlOptions& o = impl_->options;
+    Sink sink;
+    sink.max = o.max_body_bytes;
+    const SlistPtr headers = request_headers(o);
+    curl_easy_setopt(c, CURLOPT_URL, url.c_str());
+    curl_easy_setopt(c, CURLOPT_HTTPHEADER, headers.get());
+    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
+    curl_easy_setopt(c, CURLOPT_WRITEDATA, &sink);
+    curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, on_header);
+    curl_easy_setopt(c, CURLOPT_HEADERDATA, &sink);
+    set_policy(c, o);
     const CURLcode rc = curl_easy_perform(c);
     if (sink.too_big || rc == CURLE_FILESIZE_EXCEEDED)
         return make_error(scim_source::Errc::ResponseTooLarge,
