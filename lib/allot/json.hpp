@@ -25,17 +25,41 @@ using JsonPtr = std::unique_ptr<cJSON, JsonDeleter>;
 
 namespace json_detail {
 
-// A NUL byte, raw or escaped (\u0000): cJSON keeps strings as C strings, so
-// "nul\u0000x" would silently become "nul".
-inline bool has_nul(std::string_view text)
+// Where a NUL byte, raw or escaped (\u0000), sits: cJSON keeps strings as C
+// strings, so "nul\u0000x" would silently become "nul". nullopt when there is
+// none; else the key whose value holds it ("" at the top level), so a caller
+// can name the attribute. Keys are tracked per nesting level; a malformed
+// text may be misattributed, never missed.
+inline std::optional<std::string> nul_holder(std::string_view text)
 {
-    if (text.find('\0') != std::string_view::npos) return true;
-    for (size_t i = 0; i + 1 < text.size(); ++i) {
-        if (text[i] != '\\') continue;
-        if (text[i + 1] == 'u' && text.substr(i + 2, 4) == "0000") return true;
-        ++i;  // skip the escaped character (an escaped backslash among them)
+    std::vector<std::string_view> outer;  // the key of each enclosing '{' / '['
+    std::string_view key, last;
+    bool in_string = false;
+    size_t start = 0;
+    for (size_t i = 0; i < text.size(); ++i) {
+        const char c = text[i];
+        if (c == '\0') return std::string(key.substr(0, 64));
+        if (in_string) {
+            if (c == '\\') {
+                if (text.substr(i + 1, 5) == "u0000") return std::string(key.substr(0, 64));
+                ++i;  // the escaped character (an escaped backslash among them)
+            } else if (c == '"') {
+                in_string = false;
+                last = text.substr(start, i - start);
+            }
+        } else if (c == '"') {
+            in_string = true;
+            start = i + 1;
+        } else if (c == ':') {
+            key = last;
+        } else if ((c == '{' || c == '[') && outer.size() < 4096) {
+            outer.push_back(key);
+        } else if ((c == '}' || c == ']') && !outer.empty()) {
+            key = outer.back();
+            outer.pop_back();
+        }
     }
-    return false;
+    return std::nullopt;
 }
 
 // An object that names a key twice: readers could disagree on which one counts.
@@ -63,7 +87,10 @@ inline JsonPtr json_parse(std::string_view text, size_t max_bytes = 16u << 20,
         return JsonPtr();
     };
     if (text.size() > max_bytes) return refuse("too large");
-    if (json_detail::has_nul(text)) return refuse("a string holds a NUL character");
+    if (auto holder = json_detail::nul_holder(text)) {
+        const std::string where = holder->empty() ? "a string" : "\"" + *holder + "\"";
+        return refuse((where + " holds a NUL character").c_str());
+    }
     const char* end = nullptr;
     JsonPtr root(cJSON_ParseWithLengthOpts(text.data(), text.size(), &end, false));
     if (!root || !end) return refuse("malformed");

@@ -96,7 +96,8 @@ refused "PATCH cannot move alice's home to /home//alice" homeDirectory PATCH "/U
 
 # ------------------------------------------------------------------ JSON
 got=$(call POST /Users '{"userName":"nul\u0000x"}')
-expect_refused "a userName with a NUL is refused, not truncated" "$got" "400 invalidSyntax body is not valid JSON: a string holds a NUL"
+expect_refused "a userName with a NUL is refused, not truncated" "$got" \
+    '400 invalidSyntax body is not valid JSON: "userName" holds a NUL character'
 expect_eq "no truncated user 'nul' was created" "$(S user list | grep -c '^nul:')" 0
 got=$(call POST /Users '{"userName":"carol"} {"userName":"root"}')
 expect_refused "bytes after the document are refused" "$got" "400 invalidSyntax body is not valid JSON: bytes follow"

@@ -145,4 +145,21 @@ TEST(JsonParse, RefusesNulTrailingBytesAndRepeatedKeys)
     EXPECT_TRUE(json_parse(R"({"a":{"x":1},"b":{"x":2}})"));
 }
 
+TEST(JsonParse, NamesTheKeyWhoseValueHoldsANul)
+{
+    auto why = [](const std::string& text) {
+        std::string reason;
+        EXPECT_FALSE(json_parse(text, 1 << 20, &reason)) << text;
+        return reason;
+    };
+    EXPECT_EQ(why(R"({"userName":"nul\u0000x"})"), "\"userName\" holds a NUL character");
+    EXPECT_EQ(why(R"({"emails":[{"type":"work","value":"a\u0000"}]})"),
+              "\"value\" holds a NUL character");
+    EXPECT_EQ(why(R"({"members":["a","b\u0000"]})"), "\"members\" holds a NUL character");
+    EXPECT_EQ(why(R"({"a":[{"b":1},"x\u0000"]})"), "\"a\" holds a NUL character");
+    EXPECT_EQ(why(R"(["x\u0000"])"), "a string holds a NUL character");
+    EXPECT_EQ(why(R"({"a":1} x)"), "bytes follow the document");
+    EXPECT_EQ(why(R"({"a":1,"a":2})"), "an object names a key twice");
+}
+
 }  // namespace
