@@ -1,5 +1,5 @@
 // fuzz-sources: scim/filter.cpp scim/filter_sql.cpp scim/codec.cpp
-// fuzz-sources: scim/errors.cpp scim/store_schema.cpp lib/result.cpp
+// fuzz-sources: scim/errors.cpp scim/store_schema.cpp lib/result.cpp lib/scim_time.cpp
 // fuzz-pkg: libcjson sqlite3
 //
 // filter_fuzz.cpp - the SCIM filter parser and the filter->SQL compiler.

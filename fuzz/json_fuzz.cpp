@@ -1,4 +1,4 @@
-// fuzz-sources: scim/codec.cpp lib/result.cpp
+// fuzz-sources: scim/codec.cpp lib/result.cpp lib/scim_time.cpp
 // fuzz-pkg: libcjson
 //
 // json_fuzz.cpp - the shared JSON reader (allot/json.hpp: one document, no

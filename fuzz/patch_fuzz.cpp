@@ -1,5 +1,5 @@
 // fuzz-sources: scim/patch.cpp scim/filter.cpp scim/codec.cpp scim/errors.cpp
-// fuzz-sources: scim/util.cpp lib/result.cpp
+// fuzz-sources: scim/util.cpp lib/result.cpp lib/scim_time.cpp
 // fuzz-pkg: libcjson libcrypto
 //
 // patch_fuzz.cpp - SCIM PATCH (RFC 7644 §3.5.2): PATCH paths and operations

@@ -350,52 +350,31 @@ Result<Unit> apply_user_patch(scim::User& user, const cJSON* body, const std::st
     return Unit{};
 }
 
-Result<Unit> apply_group_patch(scim::Group& g, const cJSON* body)
+namespace {
+
+// The ids of a members value: [{"value": id}, ...] or one such object.
+Result<Unit> member_ids(const cJSON* v, std::vector<std::string>& out)
 {
-    std::vector<Op> ops;
-    auto parsed = parse_ops(body, ops);
-    if (!parsed) return parsed.error();
-    auto member_ids = [](const cJSON* v, std::vector<std::string>& out) -> Result<Unit> {
-        JsonPtr wrap;
-        const cJSON* items = as_array(v, wrap);
-        if (!items) return err(Errc::InvalidValue, "members must be an array");
-        const cJSON* m = nullptr;
-        cJSON_ArrayForEach(m, items)
-        {
-            auto id = json_string(m, "value");
-            if (!id) return err(Errc::InvalidValue, "members[].value must be a string");
-            out.push_back(*id);
-        }
-        return Unit{};
-    };
-    auto add_members = [&](const std::vector<std::string>& ids) {
-        for (const auto& id : ids)
-            if (std::none_of(g.members.begin(), g.members.end(),
-                             [&](const scim::Member& m) { return m.value == id; }))
-                g.members.push_back({id, "User", ""});
-    };
-    std::function<Result<Unit>(Op, const std::string&, const cJSON*)> apply =
-        [&](Op op, const std::string& path_text, const cJSON* v) -> Result<Unit> {
-        if (path_text.empty()) {
-            if (!cJSON_IsObject(v))
-                return err(Errc::InvalidValue, "no-path operation needs an object value");
-            const cJSON* item = nullptr;
-            cJSON_ArrayForEach(item, v)
-            {
-                const std::string key = item->string ? item->string : "";
-                const std::string lk = to_lower(key);
-                if (lk == "schemas" || lk == "id" || lk == "meta") continue;
-                if (lk == to_lower(scim::kPosixGroup)) {
-                    const cJSON* gid = cJSON_GetObjectItem(item, "gidNumber");
-                    if (gid && !same_id(gid, g.gid))
-                        return err(Errc::Mutability, "gidNumber is immutable");
-                    continue;
-                }
-                auto r = apply(op, key, item);
-                if (!r) return r;
-            }
-            return Unit{};
-        }
+    JsonPtr wrap;
+    const cJSON* items = as_array(v, wrap);
+    if (!items) return err(Errc::InvalidValue, "members must be an array");
+    const cJSON* m = nullptr;
+    cJSON_ArrayForEach(m, items)
+    {
+        auto id = json_string(m, "value");
+        if (!id) return err(Errc::InvalidValue, "members[].value must be a string");
+        out.push_back(*id);
+    }
+    return Unit{};
+}
+
+class GroupPatcher {
+public:
+    explicit GroupPatcher(scim::Group& g) : g_(g) {}
+
+    Result<Unit> apply(Op op, const std::string& path_text, const cJSON* v)
+    {
+        if (path_text.empty()) return apply_object(op, v);
         auto p = parse_patch_path(path_text);
         if (!p) return err(Errc::InvalidPath, p.error().message);
         const auto& path = p.value().path;
@@ -403,72 +382,119 @@ Result<Unit> apply_group_patch(scim::Group& g, const cJSON* body)
         if (!path.schema.empty() && !ext &&
             path.schema != "urn:ietf:params:scim:schemas:core:2.0:group")
             return err(Errc::InvalidPath, "unknown schema '" + path.schema + "'");
-        if (path.attr == "displayname" && !p.value().filter) {
+        const bool filtered = p.value().filter != nullptr;
+        if (path.attr == "displayname" && !filtered) {
             if (op == Op::Remove) return err(Errc::Mutability, "displayName cannot be removed");
             auto s = as_string(v);
             if (!s) return err(Errc::InvalidValue, "displayName must be a string");
-            g.display_name = *s;
+            g_.display_name = *s;
             return Unit{};
         }
-        if (path.attr == "externalid" && !p.value().filter) {
+        if (path.attr == "externalid" && !filtered) {
             if (op == Op::Remove) {
-                g.external_id.clear();
+                g_.external_id.clear();
                 return Unit{};
             }
             auto s = as_string(v);
             if (!s) return err(Errc::InvalidValue, "externalId must be a string");
-            g.external_id = *s;
+            g_.external_id = *s;
             return Unit{};
         }
         if (path.attr == "gidnumber") {
-            if (op != Op::Remove && same_id(v, g.gid)) return Unit{};
+            if (op != Op::Remove && same_id(v, g_.gid)) return Unit{};
             return err(Errc::Mutability, "gidNumber is immutable");
         }
         if (path.attr != "members")
             return err(Errc::InvalidPath, "unknown attribute '" + path.attr + "'");
-        if (op == Op::Remove) {
-            if (p.value().filter) {
-                const Filter& f = *p.value().filter;
-                g.members.erase(
-                    std::remove_if(g.members.begin(), g.members.end(),
-                                   [&](const scim::Member& m) {
-                                       return matches(
-                                           f,
-                                           [&](const std::string& s) -> std::optional<std::string> {
-                                               if (s == "value") return m.value;
-                                               if (s == "display") return m.display;
-                                               return std::nullopt;
-                                           });
-                                   }),
-                    g.members.end());
-                // Removing an absent member is not an error (idempotent IdP retries).
-                return Unit{};
-            }
-            if (v) {  // Entra: {"op":"Remove","path":"members","value":[{"value":"id"}]}
-                std::vector<std::string> ids;
-                auto r = member_ids(v, ids);
-                if (!r) return r;
-                g.members.erase(std::remove_if(g.members.begin(), g.members.end(),
-                                               [&](const scim::Member& m) {
-                                                   return std::find(ids.begin(), ids.end(),
-                                                                    m.value) != ids.end();
-                                               }),
-                                g.members.end());
-                return Unit{};
-            }
-            g.members.clear();
-            return Unit{};
-        }
-        if (p.value().filter) return err(Errc::InvalidPath, "add/replace members without a filter");
+        if (op == Op::Remove) return remove_members(p.value().filter.get(), v);
+        if (filtered) return err(Errc::InvalidPath, "add/replace members without a filter");
         std::vector<std::string> ids;
         auto r = member_ids(v, ids);
         if (!r) return r;
-        if (op == Op::Replace) g.members.clear();
+        if (op == Op::Replace) g_.members.clear();
         add_members(ids);
         return Unit{};
-    };
+    }
+
+private:
+    // No path: the value is an object of attribute -> value (Entra, Okta).
+    Result<Unit> apply_object(Op op, const cJSON* v)
+    {
+        if (!cJSON_IsObject(v))
+            return err(Errc::InvalidValue, "no-path operation needs an object value");
+        const cJSON* item = nullptr;
+        cJSON_ArrayForEach(item, v)
+        {
+            const std::string key = item->string ? item->string : "";
+            const std::string lk = to_lower(key);
+            if (lk == "schemas" || lk == "id" || lk == "meta") continue;
+            if (lk == to_lower(scim::kPosixGroup)) {
+                const cJSON* gid = cJSON_GetObjectItem(item, "gidNumber");
+                if (gid && !same_id(gid, g_.gid))
+                    return err(Errc::Mutability, "gidNumber is immutable");
+                continue;
+            }
+            auto r = apply(op, key, item);
+            if (!r) return r;
+        }
+        return Unit{};
+    }
+
+    // By filter (members[value eq "id"]), by a value list (Entra), or all.
+    // Removing an absent member is not an error (idempotent IdP retries).
+    Result<Unit> remove_members(const Filter* filter, const cJSON* v)
+    {
+        if (filter) {
+            erase_members([&](const scim::Member& m) {
+                return matches(*filter, [&](const std::string& s) -> std::optional<std::string> {
+                    if (s == "value") return m.value;
+                    if (s == "display") return m.display;
+                    return std::nullopt;
+                });
+            });
+            return Unit{};
+        }
+        if (!v) {
+            g_.members.clear();
+            return Unit{};
+        }
+        std::vector<std::string> ids;
+        auto r = member_ids(v, ids);
+        if (!r) return r;
+        erase_members([&](const scim::Member& m) {
+            return std::find(ids.begin(), ids.end(), m.value) != ids.end();
+        });
+        return Unit{};
+    }
+
+    template <typename Pred>
+    void erase_members(Pred pred)
+    {
+        g_.members.erase(std::remove_if(g_.members.begin(), g_.members.end(), pred),
+                         g_.members.end());
+    }
+
+    void add_members(const std::vector<std::string>& ids)
+    {
+        for (const auto& id : ids)
+            if (std::none_of(g_.members.begin(), g_.members.end(),
+                             [&](const scim::Member& m) { return m.value == id; }))
+                g_.members.push_back({id, "User", ""});
+    }
+
+    scim::Group& g_;
+};
+
+}  // namespace
+
+Result<Unit> apply_group_patch(scim::Group& g, const cJSON* body)
+{
+    std::vector<Op> ops;
+    auto parsed = parse_ops(body, ops);
+    if (!parsed) return parsed.error();
+    GroupPatcher patcher(g);
     for (size_t i = 0; i < ops.size(); ++i) {
-        auto r = apply(ops[i], parsed.value()[i].first, parsed.value()[i].second);
+        auto r = patcher.apply(ops[i], parsed.value()[i].first, parsed.value()[i].second);
         if (!r) return r;
     }
     return Unit{};
