@@ -493,98 +493,124 @@ int serve(Context& ctx, Args& args)
     return ok ? kOk : kFailed;
 }
 
+// `render-kube --out DIR`: one file per Kubernetes team, printed.
+int render_kube_command(const Context& ctx, Args& args)
+{
+    const auto out = args.opt("--out");
+    args.rest();
+    if (!out) return kUsage;
+    auto r = render_kube_files(ctx.config, *out);
+    if (!r) return fail(r.error().message);
+    for (const auto& f : r.value()) std::printf("%s\n", f.c_str());
+    return kOk;
+}
+
+// `apply DIRECTORY.yaml [--plan] [--prune]`.
+int apply_command(Context& ctx, Args& args)
+{
+    const bool plan = args.flag("--plan");
+    const bool prune = args.flag("--prune");
+    auto pos = args.rest();
+    if (pos.size() != 1) return kUsage;
+    auto r = apply_directory_file(*ctx.store, directory_policy(ctx.config), pos[0], plan, prune,
+                                  std::cout);
+    if (!r) return fail(r.error().message);
+    return kOk;
+}
+
+// The commands that need the store open.
+int store_command(Context& ctx, Args& args, const std::string& cmd, const std::string& sub)
+{
+    std::string err;
+    ctx.store = open_store(ctx, &err);
+    if (!ctx.store) return fail(err);
+    if (cmd == "serve") return serve(ctx, args);
+    if (cmd == "user") return user_command(ctx, args, sub);
+    if (cmd == "group") return group_command(ctx, args, sub);
+    if (cmd == "key") return key_command(ctx, args, sub);
+    if (cmd == "token") return token_command(ctx, args, sub);
+    if (cmd == "oidc") return oidc_command(ctx, args, sub);
+    if (cmd == "apply") return apply_command(ctx, args);
+    return kUsage;
+}
+
+struct Command {
+    std::string config_path = kDefaultConfigPath;
+    Overrides over;
+    std::string cmd, sub;
+    std::vector<char*> tail;  // argv[0], then what follows the (sub)command
+    bool help = false;
+};
+
+// [global options] COMMAND [SUBCOMMAND] [options and positionals]; nullopt on
+// a usage error (unknown options throw std::invalid_argument).
+std::optional<Command> parse_command_line(int argc, char** argv)
+{
+    Command c;
+    int i = 1;
+    for (; i < argc && argv[i][0] == '-'; ++i) {
+        const std::string a = argv[i];
+        auto value = [&]() -> std::string {
+            if (i + 1 >= argc) throw std::invalid_argument(a + " needs a value");
+            return argv[++i];
+        };
+        if (a == "-c" || a == "--config") {
+            c.config_path = value();
+        } else if (a == "--store") {
+            c.over.store = value();
+        } else if (a == "--keys-dir") {
+            c.over.keys_dir = value();
+        } else if (a == "-h" || a == "--help") {
+            c.help = true;
+            return c;
+        } else {
+            throw std::invalid_argument("unknown option " + a);
+        }
+    }
+    if (i >= argc) return std::nullopt;
+    c.cmd = argv[i++];
+    if (c.cmd != "serve" && c.cmd != "apply" && c.cmd != "render-kube") {
+        if (i >= argc) return std::nullopt;
+        c.sub = argv[i++];
+    }
+    c.tail.push_back(argv[0]);
+    for (; i < argc; ++i) c.tail.push_back(argv[i]);
+    return c;
+}
+
+int run(Command& c)
+{
+    Args args(static_cast<int>(c.tail.size()), c.tail.data());
+    auto load = load_config(c.config_path);
+    if (!load.ok()) {
+        std::cerr << load.errors.joined() << "\n";
+        return kBadConfig;
+    }
+    Context ctx;
+    ctx.config = *load.config;
+    ctx.over = c.over;
+    if (c.cmd == "keys") return keys_command(ctx, args, c.sub);
+    if (c.cmd == "render-kube") return render_kube_command(ctx, args);
+    const int rc = store_command(ctx, args, c.cmd, c.sub);
+    if (rc == kUsage) std::cerr << kUsageText;
+    return rc;
+}
+
 }  // namespace
 
 int main(int argc, char** argv)
 {
-    // Argument layout: [global options] COMMAND [SUBCOMMAND] [options and positionals].
-    std::vector<char*> rest;
-    std::string config_path = kDefaultConfigPath;
-    Overrides over;
-    int i = 1;
     try {
-        for (; i < argc && argv[i][0] == '-'; ++i) {
-            const std::string a = argv[i];
-            auto value = [&]() -> std::string {
-                if (i + 1 >= argc) throw std::invalid_argument(a + " needs a value");
-                return argv[++i];
-            };
-            if (a == "-c" || a == "--config")
-                config_path = value();
-            else if (a == "--store")
-                over.store = value();
-            else if (a == "--keys-dir")
-                over.keys_dir = value();
-            else if (a == "-h" || a == "--help") {
-                std::cout << kUsageText;
-                return kOk;
-            } else
-                throw std::invalid_argument("unknown option " + a);
-        }
-        if (i >= argc) {
+        auto c = parse_command_line(argc, argv);
+        if (!c) {
             std::cerr << kUsageText;
             return kUsage;
         }
-        const std::string cmd = argv[i++];
-        const bool has_sub = cmd != "serve" && cmd != "apply" && cmd != "render-kube";
-        std::string sub;
-        if (has_sub) {
-            if (i >= argc) {
-                std::cerr << kUsageText;
-                return kUsage;
-            }
-            sub = argv[i++];
-        }
-        std::vector<char*> tail{argv[0]};
-        for (; i < argc; ++i) tail.push_back(argv[i]);
-        Args args(static_cast<int>(tail.size()), tail.data());
-
-        auto load = load_config(config_path);
-        if (!load.ok()) {
-            std::cerr << load.errors.joined() << "\n";
-            return kBadConfig;
-        }
-        Context ctx;
-        ctx.config = *load.config;
-        ctx.over = over;
-        if (cmd == "keys") return keys_command(ctx, args, sub);
-        if (cmd == "render-kube") {
-            const auto out = args.opt("--out");
-            args.rest();
-            if (!out) return kUsage;
-            auto r = render_kube_files(ctx.config, *out);
-            if (!r) return fail(r.error().message);
-            for (const auto& f : r.value()) std::printf("%s\n", f.c_str());
+        if (c->help) {
+            std::cout << kUsageText;
             return kOk;
         }
-        std::string err;
-        ctx.store = open_store(ctx, &err);
-        if (!ctx.store) return fail(err);
-        int rc = kUsage;
-        if (cmd == "serve")
-            rc = serve(ctx, args);
-        else if (cmd == "user")
-            rc = user_command(ctx, args, sub);
-        else if (cmd == "group")
-            rc = group_command(ctx, args, sub);
-        else if (cmd == "key")
-            rc = key_command(ctx, args, sub);
-        else if (cmd == "token")
-            rc = token_command(ctx, args, sub);
-        else if (cmd == "oidc")
-            rc = oidc_command(ctx, args, sub);
-        else if (cmd == "apply") {
-            const bool plan = args.flag("--plan");
-            const bool prune = args.flag("--prune");
-            auto pos = args.rest();
-            if (pos.size() != 1) return kUsage;
-            auto r = apply_directory_file(*ctx.store, directory_policy(ctx.config), pos[0], plan,
-                                          prune, std::cout);
-            if (!r) return fail(r.error().message);
-            return kOk;
-        }
-        if (rc == kUsage) std::cerr << kUsageText;
-        return rc;
+        return run(*c);
     } catch (const std::invalid_argument& e) {
         std::cerr << "allot-scimd: " << e.what() << "\n" << kUsageText;
         return kUsage;
