@@ -75,11 +75,14 @@ int run(int argc, char** argv)
     }
     const allot::Config& config = *load.config;
     const auto started = std::chrono::steady_clock::now();
+    // Without the node's own accounts nobody is a directory user: no keys.
+    auto rules = allot::node_identity_rules(config);
+    if (!rules) log(LOG_ERR, rules.error().describe());
 
     std::unique_ptr<allot::CurlHttpClient> http;
     std::unique_ptr<allot::keys::ScimLiveKeys> live;
     std::string live_note;
-    if (!cache_only && !config.identity.scim_url.empty()) {
+    if (rules && !cache_only && !config.identity.scim_url.empty()) {
         allot::CurlOptions co;
         co.ca_file = config.identity.ca_file;
         co.timeout_ms = config.identity.keys_timeout_ms;
@@ -98,13 +101,10 @@ int run(int argc, char** argv)
             fo.ext_schema = config.identity.extension_schema;
             fo.page_size = 2;
             fo.retry.max_attempts = 1;  // the budget is one attempt: then the cache
-            live = std::make_unique<allot::keys::ScimLiveKeys>(*http, fo, config.identity);
+            live = std::make_unique<allot::keys::ScimLiveKeys>(*http, fo, rules.value());
         }
     }
 
-    // Without the node's own accounts nobody is a directory user: no keys.
-    auto rules = allot::node_identity_rules(config);
-    if (!rules) log(LOG_ERR, rules.error().describe());
     allot::NssUserDb users;
     allot::keys::KeysContext ctx;
     ctx.config = &config;

@@ -27,7 +27,7 @@ Result<std::optional<std::vector<std::string>>> ScimLiveKeys::lookup(const std::
     if (!found.value()) return std::optional<std::vector<std::string>>();
     ScimDirectory dir;
     dir.users.push_back(std::move(*found.value()));
-    const auto valid = validate_directory(dir, identity_);
+    const auto valid = validate_directory(dir, rules_);
     for (const auto& u : valid.users)
         if (u.name == user) return std::optional<std::vector<std::string>>(u.ssh_keys);
     return std::optional<std::vector<std::string>>();  // inactive or rejected

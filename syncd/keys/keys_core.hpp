@@ -43,8 +43,9 @@ public:
 // LiveKeys over the SCIM client (fetch_user + validate_directory).
 class ScimLiveKeys : public LiveKeys {
 public:
-    ScimLiveKeys(HttpClient& http, ScimFetchOptions options, IdentityConfig identity)
-        : http_(http), options_(std::move(options)), identity_(std::move(identity))
+    // `rules` are the node's (local accounts included), as for every other step.
+    ScimLiveKeys(HttpClient& http, ScimFetchOptions options, IdentityRules rules)
+        : http_(http), options_(std::move(options)), rules_(std::move(rules))
     {
     }
     Result<std::optional<std::vector<std::string>>> lookup(const std::string& user) override;
@@ -52,7 +53,7 @@ public:
 private:
     HttpClient& http_;
     ScimFetchOptions options_;
-    IdentityConfig identity_;
+    IdentityRules rules_;
 };
 
 // Where the printed keys came from, or why there are none.
