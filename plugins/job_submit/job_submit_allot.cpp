@@ -10,6 +10,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
+
+#include <sys/stat.h>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -43,8 +45,9 @@ struct Loaded {
 struct PluginState {
     std::mutex reload_mutex;
     std::shared_ptr<const Loaded> loaded;
-    std::atomic<time_t> conf_stamp{0};  // slurm_conf.last_update when we last loaded
-    std::atomic<time_t> loaded_at{0};   // when we last loaded (time(), seconds)
+    std::atomic<time_t> conf_stamp{0};    // slurm_conf.last_update when we last loaded
+    std::atomic<time_t> loaded_at{0};     // when we last loaded (time(), seconds)
+    std::atomic<int64_t> files_stamp{0};  // allot.yaml and slurm.conf mtimes (ns) at that load
 };
 PluginState* g_state = nullptr;
 
@@ -98,13 +101,30 @@ bool reload_config(PluginState& state)
     return true;
 }
 
+int64_t mtime_ns(const char* path)
+{
+    struct stat st {};
+    if (!path || stat(path, &st) != 0) return 0;
+    return static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
+}
+
+// Both files a load reads, as one stamp: any change to either changes it.
+int64_t files_stamp()
+{
+    return mtime_ns(config_path()) ^ (mtime_ns(slurm_conf.slurm_conf) * 31);
+}
+
 // last_update has a resolution of one second: a second reconfigure within the
-// second we loaded in leaves it unchanged. So a load made in the same second as
-// the reconfigure it follows is made once more after that second has passed.
+// second we loaded in leaves it unchanged. Within that second the files are
+// compared with the load (two stat() calls, for one second after a reconfigure
+// only); once it is over, the load is made once more.
 bool reload_due(const PluginState& state, time_t now)
 {
     const time_t update = slurm_conf.last_update;
-    return update != state.conf_stamp || (state.loaded_at <= update && now > state.loaded_at);
+    if (update != state.conf_stamp) return true;
+    if (state.loaded_at > update) return false;  // loaded after that second: nothing missed
+    if (now > state.loaded_at) return true;
+    return files_stamp() != state.files_stamp;
 }
 
 std::shared_ptr<const Loaded> current()
@@ -116,6 +136,7 @@ std::shared_ptr<const Loaded> current()
         if (reload_due(*g_state, now)) {
             g_state->conf_stamp = slurm_conf.last_update;
             g_state->loaded_at = now;
+            g_state->files_stamp = files_stamp();
             reload_config(*g_state);
         }
     }
@@ -244,6 +265,7 @@ extern "C" ALLOT_EXPORT int init(void) noexcept
         if (!reload_config(*state)) return SLURM_ERROR;
         state->conf_stamp = slurm_conf.last_update;
         state->loaded_at = time(nullptr);
+        state->files_stamp = files_stamp();
         g_state = state.release();
         return SLURM_SUCCESS;
     });
