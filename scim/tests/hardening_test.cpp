@@ -32,7 +32,7 @@ protected:
         o.keys_dir = dir.file("keys");
         service = std::make_unique<Service>(o, *store, nullptr, clock);
         token = "allot_" + base64url_encode(random_bytes(32));
-        ASSERT_TRUE(store->create_token("reader", {"scim:read"}, 0, hex(sha256(token))));
+        ASSERT_TRUE(store->create_token("writer", {"scim:write"}, 0, hex(sha256(token))));
         for (const char* name : {"alice", "bob", "carol", "dave", "erin"}) {
             scim::User u;
             u.user_name = name;
@@ -43,6 +43,17 @@ protected:
             g.display_name = name;
             ASSERT_TRUE(store->create_group(g));
         }
+    }
+
+    HttpResponse post(const std::string& path, const std::string& body)
+    {
+        HttpRequest r;
+        r.method = "POST";
+        r.path = "/scim/v2" + path;
+        r.headers["authorization"] = "Bearer " + token;
+        r.headers["content-type"] = "application/scim+json";
+        r.body = body;
+        return service->handle(r);
     }
 
     // GET `path` with a query given as already-decoded key/value pairs.
@@ -182,4 +193,30 @@ TEST_F(HardeningTest, ManyDistinctFiltersNeverBreakTheStatementCache)
                      {{"filter", "id ne \"" + std::to_string(i) + "\""}, {"count", "1"}});
         ASSERT_EQ(r.status, 200) << i << ": " << r.body;
     }
+}
+
+TEST_F(HardeningTest, AmbiguousJsonBodiesAreRefusedNeverTruncated)
+{
+    // Issue 19: trailing bytes, a key given twice, an embedded NUL.
+    for (const std::string& body : {std::string(R"({"userName":"mallory"} {"userName":"root"})"),
+                                    std::string(R"({"userName":"mallory"}x)"),
+                                    std::string(R"({"userName":"mallory","userName":"root"})"),
+                                    std::string(R"({"displayName":"g","displayName":"sudo"})"),
+                                    std::string(R"({"userName":"nul\u0000x"})"),
+                                    std::string("{\"userName\":\"nul\0x\"}", 20)}) {
+        const std::string path =
+            body.find("displayName") != std::string::npos ? "/Groups" : "/Users";
+        auto r = post(path, body);
+        EXPECT_EQ(r.status, 400) << body;
+        EXPECT_NE(r.body.find("invalidSyntax"), std::string::npos) << r.body;
+    }
+    for (const char* name : {"mallory", "root", "nul"})
+        EXPECT_FALSE(store->get_user_by_name(name)) << name;
+    EXPECT_FALSE(store->get_group_by_name("sudo"));
+    // The same body without the ambiguity is parsed (and then judged on its
+    // values): the refusals above were the JSON's, from a server that answers.
+    auto r = post("/Users", R"({"userName":"mallory"}  )"
+                            "\n");
+    EXPECT_EQ(r.body.find("invalidSyntax"), std::string::npos) << r.body;
+    EXPECT_EQ(get("/Users", {}).status, 200);
 }
