@@ -306,23 +306,31 @@ std::string reason_label(const JobSample& job, Tier tier)
 
 void Accumulator::add(const Snapshot& snap, const Config& config)
 {
-    if (!started_) {
-        started_ = true;
-        last_ = snap.taken_at;
-        return;
-    }
+    const bool first = !started_;
     const int64_t now = snap.taken_at;
-    if (now <= last_) return;
+    if (!first && now <= last_) return;
+    std::map<uint32_t, Seen> seen;
     for (const auto& j : snap.jobs) {
         const std::string team = team_label(config, j.account);
         const std::string tier = tier_label(config, j.qos);
-        if (j.gpus && j.start_time > 0 && (is_running(j) || is_finished(j))) {
+        if (!first && j.gpus && j.start_time > 0 && (is_running(j) || is_finished(j))) {
             const int64_t lo = std::max(j.start_time, last_);
             const int64_t hi = is_running(j) ? now : std::min(j.end_time, now);
             if (hi > lo) gpu_seconds_[{team, tier}] += static_cast<double>(j.gpus) * (hi - lo);
         }
-        if (tier == "spot" && j.preempt_time > last_ && j.preempt_time <= now) ++preemptions_[team];
+        if (tier != "spot") continue;
+        const Seen now_seen{j.restarts, j.state == "PREEMPTED"};
+        seen[j.job_id] = now_seen;
+        if (first) continue;
+        // A job new since the last snapshot was submitted after the exporter started.
+        auto it = seen_.find(j.job_id);
+        const Seen before = it == seen_.end() ? Seen{} : it->second;
+        if (now_seen.restarts > before.restarts)
+            preemptions_[team] += now_seen.restarts - before.restarts;
+        if (now_seen.preempted && !before.preempted) ++preemptions_[team];
     }
+    seen_ = std::move(seen);
+    started_ = true;
     last_ = now;
 }
 

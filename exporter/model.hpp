@@ -23,16 +23,16 @@ namespace allot::exporter {
 
 // One job as slurmctld's job table has it.
 struct JobSample {
-    std::string state;   // base state name: PENDING, RUNNING, SUSPENDED, COMPLETED, PREEMPTED...
-    std::string reason;  // Slurm's reason name (QOSGrpGRES, Priority, ... "None")
+    uint32_t job_id = 0;  // kept in the Accumulator between snapshots, never a label
+    std::string state;    // base state name: PENDING, RUNNING, SUSPENDED, COMPLETED, PREEMPTED...
+    std::string reason;   // Slurm's reason name (QOSGrpGRES, Priority, ... "None")
     std::string account;
     std::string qos;
     std::string partition;
     uint64_t gpus = 0;  // allocated when running, requested when pending
     uint32_t restarts = 0;
-    int64_t start_time = 0;    // unix seconds (0: not started)
-    int64_t end_time = 0;      // unix seconds (0: not ended)
-    int64_t preempt_time = 0;  // when last preempted (0: never)
+    int64_t start_time = 0;  // unix seconds (0: not started)
+    int64_t end_time = 0;    // unix seconds (0: not ended)
 };
 
 // One node as slurmctld's node table has it.
@@ -77,7 +77,9 @@ struct Family {
 };
 
 // Counters integrated from snapshot to snapshot. add() takes each new snapshot
-// in order; the first one only sets the starting point.
+// in order; the first one only sets the starting point. A spot job counts as
+// preempted each time its restart count grows (preempted and requeued) and once
+// when it shows state PREEMPTED (preempted and cancelled).
 class Accumulator {
 public:
     void add(const Snapshot& snap, const Config& config);
@@ -94,6 +96,11 @@ private:
     int64_t last_ = 0;
     std::map<std::pair<std::string, std::string>, double> gpu_seconds_;
     std::map<std::string, uint64_t> preemptions_;
+    struct Seen {
+        uint32_t restarts = 0;
+        bool preempted = false;
+    };
+    std::map<uint32_t, Seen> seen_;  // spot jobs of the last snapshot
 };
 
 // The exporter's own health at scrape time.

@@ -68,6 +68,7 @@ uint64_t job_gpus(const slurm_job_info_t& j, bool pending)
 JobSample job_sample(const slurm_job_info_t& j)
 {
     JobSample s;
+    s.job_id = j.job_id;
     const uint32_t base = j.job_state & JOB_STATE_BASE;
     s.state = str(slurm_job_state_string(base));
     s.reason = str(slurm_compat::job_reason_string(static_cast<job_state_reason>(j.state_reason)));
@@ -78,7 +79,6 @@ JobSample job_sample(const slurm_job_info_t& j)
     s.restarts = j.restart_cnt;
     s.start_time = base == JOB_PENDING ? 0 : j.start_time;
     s.end_time = j.end_time;
-    s.preempt_time = j.preempt_time;
     return s;
 }
 

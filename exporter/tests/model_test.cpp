@@ -223,32 +223,34 @@ TEST(Accumulator, GpuSecondsClipEachRunToTheInterval)
     EXPECT_DOUBLE_EQ(acc.gpu_seconds().at({"team-b", "spot"}), 5);
 }
 
-TEST(Accumulator, SpotPreemptionsCountedOnceWhenSeen)
+TEST(Accumulator, SpotPreemptionsFromRestartsAndThePreemptedState)
 {
     Config c = lab_config();
     Accumulator acc;
+    auto spot = [](uint32_t id, std::string state, uint32_t restarts) {
+        JobSample j = job(std::move(state), "team-b", "spot", 1, "BeginTime");
+        j.job_id = id;
+        j.restarts = restarts;
+        return j;
+    };
     Snapshot s1;
     s1.taken_at = 1000;
-    JobSample old = job("PENDING", "team-b", "spot", 1, "BeginTime");
-    old.preempt_time = 900;  // before the exporter started: not counted
-    s1.jobs = {old};
+    s1.jobs = {spot(1, "PENDING", 2)};  // preempted before the exporter started: not counted
     acc.add(s1, c);
-    Snapshot s2 = s1;
+    Snapshot s2;
     s2.taken_at = 1030;
-    JobSample fresh = job("PENDING", "team-b", "spot", 1, "BeginTime");
-    fresh.preempt_time = 1010;
     JobSample project = job("PENDING", "team-a", "team-a", 1);
-    project.preempt_time = 1010;  // not spot
-    s2.jobs.push_back(fresh);
-    s2.jobs.push_back(project);
+    project.job_id = 9;
+    project.restarts = 1;  // requeued, but not a spot job
+    s2.jobs = {spot(1, "PENDING", 3), spot(2, "PENDING", 1), spot(3, "PREEMPTED", 0), project};
     acc.add(s2, c);
-    Snapshot s3 = s2;
+    Snapshot s3 = s2;  // nothing new: nothing counted twice
     s3.taken_at = 1060;
     acc.add(s3, c);
-    EXPECT_EQ(acc.spot_preemptions().at("team-b"), 1u);
+    EXPECT_EQ(acc.spot_preemptions().at("team-b"), 3u);
     EXPECT_EQ(acc.spot_preemptions().count("team-a"), 0u);
     auto fs = families(s3, c, acc, up_state());
-    EXPECT_EQ(value(fs, "allot_spot_preemptions_total", {{"team", "team-b"}}), 1);
+    EXPECT_EQ(value(fs, "allot_spot_preemptions_total", {{"team", "team-b"}}), 3);
     EXPECT_EQ(value(fs, "allot_spot_preemptions_total", {{"team", "team-a"}}), 0);
 }
 
