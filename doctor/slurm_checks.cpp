@@ -1,0 +1,199 @@
+// slurm_checks.cpp - see slurm_checks.hpp. Each check reads keys by the names
+// slurmctld reports them, so a key that is absent counts as unset.
+#include "slurm_checks.hpp"
+
+#include <algorithm>
+#include <cctype>
+
+namespace allot::doctor {
+
+namespace {
+
+std::string lower(std::string_view s)
+{
+    std::string out(s);
+    std::transform(out.begin(), out.end(), out.begin(),
+                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    return out;
+}
+
+std::string trim(std::string_view s)
+{
+    size_t b = s.find_first_not_of(" \t");
+    if (b == std::string_view::npos) return {};
+    size_t e = s.find_last_not_of(" \t");
+    return std::string(s.substr(b, e - b + 1));
+}
+
+std::string value_of(const SlurmConf& conf, const std::string& key)
+{
+    auto it = conf.find(key);
+    // slurmctld reports unset strings as "(null)".
+    if (it == conf.end() || it->second == "(null)") return {};
+    return it->second;
+}
+
+// The line that adds `items` to a list key while keeping what is there.
+std::string extended_line(const std::string& key, const std::string& current,
+                          const std::vector<std::string>& items)
+{
+    std::string value = current;
+    for (const std::string& item : items) {
+        if (list_has(value, item)) continue;
+        value += (value.empty() ? "" : ",") + item;
+    }
+    return key + "=" + value;
+}
+
+std::string conf_fix(const std::string& line)
+{
+    return "set `" + line + "` in slurm.conf, then `scontrol reconfigure`";
+}
+
+}  // namespace
+
+std::vector<std::string> split_list(std::string_view text)
+{
+    std::vector<std::string> items;
+    size_t start = 0;
+    while (start <= text.size()) {
+        size_t comma = text.find(',', start);
+        if (comma == std::string_view::npos) comma = text.size();
+        std::string item = lower(trim(text.substr(start, comma - start)));
+        if (!item.empty()) items.push_back(item);
+        start = comma + 1;
+    }
+    return items;
+}
+
+bool list_has(std::string_view text, std::string_view item)
+{
+    std::vector<std::string> items = split_list(text);
+    return std::find(items.begin(), items.end(), lower(item)) != items.end();
+}
+
+Finding check_accounting_tres(const SlurmConf& conf)
+{
+    const char* id = "slurm.accounting_tres";
+    std::string tres = value_of(conf, "AccountingStorageTRES");
+    if (list_has(tres, "gres/gpu")) return ok(id, "AccountingStorageTRES tracks gres/gpu");
+    return problem(Severity::Fail, id,
+                   "AccountingStorageTRES does not include gres/gpu (is \"" + tres + "\")",
+                   "Slurm ignores every QOS GPU limit unless GPUs are tracked as an accounting "
+                   "resource, so teams can take any number of GPUs.",
+                   "set `AccountingStorageTRES=gres/gpu` in slurm.conf, then restart "
+                   "slurmctld (`systemctl restart slurmctld`)");
+}
+
+Finding check_accounting_enforce(const SlurmConf& conf)
+{
+    const char* id = "slurm.accounting_enforce";
+    std::string enforce = value_of(conf, "AccountingStorageEnforce");
+    std::vector<std::string> missing;
+    for (const char* item : {"associations", "limits", "qos", "safe"})
+        if (!list_has(enforce, item)) missing.push_back(item);
+    if (missing.empty())
+        return ok(id, "AccountingStorageEnforce includes associations,limits,qos,safe");
+    std::string names;
+    for (const std::string& m : missing) names += (names.empty() ? "" : ",") + m;
+    return problem(Severity::Fail, id,
+                   "AccountingStorageEnforce lacks " + names + " (is \"" + enforce + "\")",
+                   "without limits and qos enforcement the QOS GPU limits allot writes are "
+                   "recorded but never applied.",
+                   conf_fix(extended_line("AccountingStorageEnforce", enforce,
+                                          {"associations", "limits", "qos", "safe"})));
+}
+
+Finding check_preempt_type(const SlurmConf& conf)
+{
+    const char* id = "slurm.preempt_type";
+    std::string type = lower(value_of(conf, "PreemptType"));
+    if (type == "preempt/qos") return ok(id, "PreemptType=preempt/qos");
+    return problem(Severity::Fail, id, "PreemptType is \"" + type + "\", not preempt/qos",
+                   "project and general jobs can only take GPUs back from spot jobs when "
+                   "preemption follows the QOS.",
+                   conf_fix("PreemptType=preempt/qos"));
+}
+
+Finding check_preempt_mode(const SlurmConf& conf)
+{
+    const char* id = "slurm.preempt_mode";
+    std::string mode = value_of(conf, "PreemptMode");
+    if (list_has(mode, "requeue")) return ok(id, "PreemptMode includes REQUEUE");
+    return problem(Severity::Fail, id, "PreemptMode does not include REQUEUE (is \"" + mode + "\")",
+                   "preempted spot jobs are cancelled instead of requeued, so their work is "
+                   "lost rather than resumed.",
+                   conf_fix("PreemptMode=REQUEUE"));
+}
+
+Finding check_preempt_signal(const SlurmConf& conf, bool signal_in_preempt_parameters)
+{
+    const char* id = "slurm.preempt_signal";
+    if (list_has(value_of(conf, "PreemptParameters"), "send_user_signal") ||
+        list_has(value_of(conf, "SlurmctldParameters"), "preempt_send_user_signal"))
+        return ok(id, "the user signal is sent on preemption");
+    std::string line =
+        signal_in_preempt_parameters
+            ? extended_line("PreemptParameters", value_of(conf, "PreemptParameters"),
+                            {"send_user_signal"})
+            : extended_line("SlurmctldParameters", value_of(conf, "SlurmctldParameters"),
+                            {"preempt_send_user_signal"});
+    return problem(Severity::Fail, id, "the user signal is not sent on preemption",
+                   "spot jobs never hear their grace signal and cannot checkpoint before "
+                   "they are requeued.",
+                   conf_fix(line));
+}
+
+Finding check_job_submit(const SlurmConf& conf)
+{
+    const char* id = "slurm.job_submit";
+    std::string plugins = value_of(conf, "JobSubmitPlugins");
+    for (const std::string& p : split_list(plugins))
+        if (p == "allot" || p == "job_submit/allot")
+            return ok(id, "JobSubmitPlugins includes allot");
+    std::string kept;
+    for (const std::string& p : split_list(plugins)) kept += (kept.empty() ? "" : ",") + p;
+    return problem(Severity::Fail, id,
+                   "JobSubmitPlugins does not include allot (is \"" + plugins + "\")",
+                   "jobs are not routed to their team's account and tier QOS, so the policy "
+                   "is not applied at submission.",
+                   "set `JobSubmitPlugins=" + kept + (kept.empty() ? "" : ",") +
+                       "allot` in slurm.conf, then restart slurmctld (`systemctl restart "
+                       "slurmctld`)");
+}
+
+Finding check_partition(const std::vector<Partition>& partitions, const Config& config)
+{
+    const char* id = "slurm.partition";
+    const std::string& name = config.cluster.partition;
+    if (name.empty()) return ok(id, "cluster.partition unset: every partition is governed");
+    auto it = std::find_if(partitions.begin(), partitions.end(),
+                           [&](const Partition& p) { return p.name == name; });
+    if (it == partitions.end())
+        return problem(Severity::Fail, id, "the governed partition \"" + name + "\" does not exist",
+                       "allot.yaml names a partition slurmctld does not have, so no job is "
+                       "governed.",
+                       "add `PartitionName=" + name +
+                           " Nodes=<gpu nodes> Default=YES State=UP` to slurm.conf, then "
+                           "`scontrol reconfigure`");
+    if (it->is_default) return ok(id, "the governed partition \"" + name + "\" is the default");
+    return problem(Severity::Warn, id,
+                   "the governed partition \"" + name + "\" is not the default partition",
+                   "jobs submitted without -p land outside the policy.",
+                   "`scontrol update PartitionName=" + name +
+                       " Default=YES` and add Default=YES to its PartitionName line in "
+                       "slurm.conf");
+}
+
+Findings check_slurm(const SlurmInputs& in, const Config& config)
+{
+    return {check_accounting_tres(in.conf),
+            check_accounting_enforce(in.conf),
+            check_preempt_type(in.conf),
+            check_preempt_mode(in.conf),
+            check_preempt_signal(in.conf, in.signal_in_preempt_parameters),
+            check_job_submit(in.conf),
+            check_partition(in.partitions, config)};
+}
+
+}  // namespace allot::doctor
