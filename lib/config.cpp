@@ -358,15 +358,55 @@ void read_teams(Walker& w, const YamlNode& root, Config& config)
     }
 }
 
+// identity.dialect picks a preset of attribute paths; identity.attributes.*
+// override one field each (allot/scim_client.hpp, ScimAttributeMap).
+void read_identity_attributes(Walker& w, const YamlNode& s, IdentityConfig& id)
+{
+    w.text(s, "identity", "dialect", id.dialect);
+    if (id.dialect != "allot" && id.dialect != "coreweave")
+        w.error("identity.dialect", s.line, "must be allot or coreweave");
+    const YamlNode* a = w.section(s, "identity", "attributes",
+                                  {"user_name", "uid", "gid", "home", "shell", "ssh_keys",
+                                   "group_name", "group_gid", "members"});
+    if (!a) return;
+    for (const auto& [key, value] : a->map) {
+        std::string path;
+        w.text(*a, "identity.attributes", key, path, true);
+        if (key == "members" && path != "value" && path != "display")
+            w.error("identity.attributes.members", value.line, "must be value or display");
+        else if (path.empty() || path.back() == ':' || path.find(' ') != std::string::npos)
+            w.error("identity.attributes." + key, value.line,
+                    "must be a core attribute or <extension URN>:<attribute>");
+        id.attributes[key] = path;
+    }
+}
+
 void read_identity(Walker& w, const YamlNode& root, Config& config)
 {
-    const YamlNode* s =
-        w.section(root, "", "identity",
-                  {"scim_url", "token_file", "ca_file", "timeout_seconds", "keys_timeout_ms",
-                   "uid_min", "uid_max", "gid_min", "gid_max", "shells", "home_prefix", "cache_dir",
-                   "cache_owner", "poll_seconds", "max_removals", "extension_schema",
-                   "reserved_names", "source_extra_pages", "source_max_response_bytes",
-                   "source_max_cycle_bytes", "source_deadline_seconds"});
+    const YamlNode* s = w.section(root, "", "identity",
+                                  {"scim_url",
+                                   "token_file",
+                                   "ca_file",
+                                   "timeout_seconds",
+                                   "keys_timeout_ms",
+                                   "uid_min",
+                                   "uid_max",
+                                   "gid_min",
+                                   "gid_max",
+                                   "shells",
+                                   "home_prefix",
+                                   "cache_dir",
+                                   "cache_owner",
+                                   "poll_seconds",
+                                   "max_removals",
+                                   "extension_schema",
+                                   "dialect",
+                                   "attributes",
+                                   "reserved_names",
+                                   "source_extra_pages",
+                                   "source_max_response_bytes",
+                                   "source_max_cycle_bytes",
+                                   "source_deadline_seconds"});
     if (!s) return;
     auto& id = config.identity;
     const std::string p = "identity";
@@ -395,6 +435,7 @@ void read_identity(Walker& w, const YamlNode& root, Config& config)
     w.number(*s, p, "poll_seconds", id.poll_seconds, 5, 86400);
     w.number(*s, p, "max_removals", id.max_removals, 0, 100000000);
     w.text(*s, p, "extension_schema", id.extension_schema);
+    read_identity_attributes(w, *s, id);
     if (s->find("reserved_names")) {
         std::vector<std::string> names;
         w.text_list(*s, p, "reserved_names", names);

@@ -3,6 +3,7 @@
 // ever or growing it without limit (see allot/scim_client.hpp).
 #include <algorithm>
 #include <cctype>
+#include <map>
 #include <set>
 
 #include "allot/json.hpp"
@@ -23,6 +24,7 @@ constexpr const char* kTexts[] = {
     "identity source listing does not end",
     "identity source lists too many resources",
     "identity source users lack the POSIX extension",
+    "identity source listing ended before its totalResults",
 };
 }  // namespace
 
@@ -148,9 +150,14 @@ Result<std::string> get_with_retry(HttpClient& http, const ScimFetchOptions& o,
 }
 
 // Groups carry gidNumber in a PosixGroup extension named like the user one.
-std::string group_attributes(const std::string& user_ext)
+std::string group_attributes(const std::string& user_ext, const ScimAttributeMap& map)
 {
     std::string attrs = "displayName,members,gidNumber";
+    for (const std::string* p : {&map.group_name, &map.group_gid}) {
+        const size_t colon = p->rfind(':');
+        const std::string a = colon == std::string::npos ? *p : p->substr(0, colon);
+        if (attrs.find(a) == std::string::npos) attrs += "," + a;
+    }
     const std::string suffix = "PosixUser";
     if (user_ext.size() > suffix.size() &&
         user_ext.compare(user_ext.size() - suffix.size(), suffix.size(), suffix) == 0)
@@ -225,8 +232,15 @@ private:
             cursor_ = p.next_cursor;
             return ok_status();
         }
+        // An empty page short of totalResults is a truncated source, not a
+        // smaller directory: publishing it would remove everyone not listed.
+        if (!use_cursor_ && n == 0 && start_ <= p.total_results)
+            return make_error(SourceErrc::Truncated,
+                              "page at startIndex=" + std::to_string(start_) +
+                                  " came back empty, but totalResults=" +
+                                  std::to_string(p.total_results) + "; the listing is truncated");
         start_ += static_cast<int64_t>(n);
-        done_ = use_cursor_ || n == 0 || start_ > p.total_results;
+        done_ = use_cursor_ || start_ > p.total_results;
         return ok_status();
     }
 };
@@ -258,30 +272,46 @@ Error prefixed(const Error& e, const std::string& what)
 
 }  // namespace
 
+namespace {
+
+// Members given by `display` name users (userName) or groups (displayName):
+// each becomes the id it names, so validation resolves both forms alike.
+void resolve_members_by_display(ScimDirectory& dir)
+{
+    std::map<std::string, std::string> id_of;
+    for (const auto& g : dir.groups) id_of.emplace(g.display_name, g.id);
+    for (const auto& u : dir.users) id_of[u.user_name] = u.id;
+    for (auto& g : dir.groups)
+        for (auto& m : g.members) {
+            auto it = id_of.find(m.display);
+            m.value = it != id_of.end() ? it->second : m.display;
+        }
+}
+
+}  // namespace
+
 Result<ScimDirectory> fetch_directory(HttpClient& http, const ScimFetchOptions& o)
 {
     ScimDirectory dir;
     Budget budget(o);
+    const ScimAttributeMap map = o.attributes ? *o.attributes : allot_attribute_map(o.ext_schema);
     const std::string base = trimmed_base(o.base_url);
-    const std::string user_attrs = "userName,displayName,active," + o.ext_schema;
     auto users = fetch_all<scim::User>(
-        http, o, base + "/Users?attributes=" + url_encode(user_attrs),
-        [&](const std::string& b) { return parse_user_page(b, o.ext_schema); }, dir.users, dir,
-        budget);
+        http, o, base + "/Users?attributes=" + url_encode(user_attribute_request(map)),
+        [&](const std::string& b) { return parse_user_page(b, map); }, dir.users, dir, budget);
     if (!users) return prefixed(users.error(), "Users");
     auto groups = fetch_all<scim::Group>(
-        http, o, base + "/Groups?attributes=" + url_encode(group_attributes(o.ext_schema)),
-        [&](const std::string& b) { return parse_group_page(b, o.ext_schema); }, dir.groups, dir,
-        budget);
+        http, o, base + "/Groups?attributes=" + url_encode(group_attributes(o.ext_schema, map)),
+        [&](const std::string& b) { return parse_group_page(b, map); }, dir.groups, dir, budget);
     if (!groups) return prefixed(groups.error(), "Groups");
+    if (map.members_by_display) resolve_members_by_display(dir);
     if (!dir.users.empty() && std::none_of(dir.users.begin(), dir.users.end(),
-                                           [](const scim::User& u) { return u.has_extension; }))
+                                           [](const scim::User& u) { return u.uid.has_value(); }))
         return make_error(SourceErrc::NoExtension,
-                          "the SCIM server returned users without the POSIX extension " +
-                              o.ext_schema +
-                              " although it was requested in 'attributes'; every user would lack "
-                              "a uid, so nothing is synced (check identity.extension_schema and "
-                              "the server's schema support)");
+                          "no user of the SCIM server has a value at " + map.uid +
+                              " (the uid path; its extension was requested in 'attributes'), so "
+                              "nothing is synced (check identity.dialect, identity.attributes.uid "
+                              "and the server's schema support)");
     return dir;
 }
 
@@ -291,14 +321,15 @@ Result<std::optional<scim::User>> fetch_user(HttpClient& http, const ScimFetchOp
     if (!valid_posix_name(user_name)) return std::optional<scim::User>();
     ScimDirectory stats;
     Budget budget(o);
-    const std::string filter = "userName eq \"" + user_name + "\"";
-    const std::string url =
-        trimmed_base(o.base_url) + "/Users?filter=" + url_encode(filter) +
-        "&attributes=" + url_encode("userName,displayName,active," + o.ext_schema);
+    const std::string filter = (o.attributes ? o.attributes->user_name : std::string("userName")) +
+                               " eq \"" + user_name + "\"";
+    const ScimAttributeMap map = o.attributes ? *o.attributes : allot_attribute_map(o.ext_schema);
+    const std::string url = trimmed_base(o.base_url) + "/Users?filter=" + url_encode(filter) +
+                            "&attributes=" + url_encode(user_attribute_request(map));
     auto body = get_with_retry(http, o, url, stats, budget);
     if (!body) return body.error();
     if (auto s = budget.charge(body.value()); !s) return s.error();
-    auto page = parse_user_page(body.value(), o.ext_schema);
+    auto page = parse_user_page(body.value(), map);
     if (!page) return page.error();
     for (auto& u : page.value().resources)
         if (u.user_name == user_name) return std::optional<scim::User>(std::move(u));

@@ -145,6 +145,7 @@ ScimFetchOptions fetch_options(const Config& cfg, std::mt19937& rng)
     ScimFetchOptions fo;
     fo.base_url = cfg.identity.scim_url;
     fo.ext_schema = cfg.identity.extension_schema;
+    fo.attributes = scim_attribute_map(cfg.identity);
     fo.extra_pages = cfg.identity.source_extra_pages;
     fo.max_response_bytes = cfg.identity.source_max_response_bytes;
     fo.max_cycle_bytes = cfg.identity.source_max_cycle_bytes;

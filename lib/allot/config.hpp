@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -97,6 +98,10 @@ struct IdentityConfig {
     uint32_t poll_seconds = 300;
     uint32_t max_removals = 50;  // syncd refuses larger removal plans without --force
     std::string extension_schema = "urn:ietf:params:scim:schemas:extension:allot:2.0:PosixUser";
+    // Where allot-syncd reads each POSIX field (allot/scim_client.hpp,
+    // ScimAttributeMap): a preset, then per-field paths over it.
+    std::string dialect = "allot";                  // allot | coreweave
+    std::map<std::string, std::string> attributes;  // uid: "<URN>:uidNumber", members: display…
     // Names no directory user or group may take (besides the node's own
     // accounts and groups); unset: default_reserved_names() of identity_validate.hpp.
     std::optional<std::vector<std::string>> reserved_names;

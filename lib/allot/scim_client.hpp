@@ -39,7 +39,8 @@ enum class Errc {
     DeadlinePassed,    // the cycle's reads took longer than the deadline
     Endless,           // more pages or resources than totalResults announced, or a repeated cursor
     TooManyResources,  // over max_resources
-    NoExtension,       // users without the POSIX extension at all
+    NoExtension,       // no user has a value at the mapped uid path
+    Truncated,         // a page came back empty before totalResults was reached
 };
 
 }  // namespace allot::scim_source
@@ -49,6 +50,34 @@ ALLOT_ERROR_AREA(allot::scim_source, Errc);
 namespace allot {
 
 inline constexpr size_t kScimMaxBody = 10u << 20;  // one page larger than this is an error
+
+// Where each POSIX field is read from. A path is a core attribute
+// ("userName") or "<extension URN>:<attribute>" (the URN is everything before
+// the last ':'). Presets (identity.dialect): allot (allot-scimd's PosixUser
+// extension, the default) and coreweave (CoreWeave's user extension, which
+// ACTIVATE serves too); identity.attributes.* override one field each.
+struct ScimAttributeMap {
+    std::string user_name = "userName";
+    std::string uid, gid, home, shell, ssh_keys;
+    std::string group_name = "displayName";
+    std::string group_gid = "gidNumber";  // core, else the same name in any extension
+    bool members_by_display = false;      // members name users by `display`, not `value`
+};
+
+inline constexpr const char* kCoreWeaveUserExtension =
+    "urn:coreweave:params:scim:schemas:extension:coreweave:2.0:CoreWeaveUser";
+
+// The allot preset over the extension URN `ext_schema`.
+ScimAttributeMap allot_attribute_map(const std::string& ext_schema);
+// identity.dialect with identity.attributes.* applied (the config loader has
+// checked both).
+ScimAttributeMap scim_attribute_map(const IdentityConfig& identity);
+// The attribute names of identity.attributes and identity.dialect's presets.
+const std::vector<std::string>& scim_attribute_keys();
+bool is_scim_dialect(std::string_view name);
+// The `attributes=` list for Users: every core attribute and extension URN
+// the map reads, so a source returning only what was asked sends them all.
+std::string user_attribute_request(const ScimAttributeMap& map);
 
 template <typename T>
 struct ScimPage {
@@ -65,6 +94,9 @@ struct ScimPage {
 Result<ScimPage<scim::User>> parse_user_page(std::string_view body, const std::string& ext_schema);
 Result<ScimPage<scim::Group>> parse_group_page(std::string_view body,
                                                const std::string& ext_schema);
+// The same through an attribute map (the ext_schema forms use allot's).
+Result<ScimPage<scim::User>> parse_user_page(std::string_view body, const ScimAttributeMap& map);
+Result<ScimPage<scim::Group>> parse_group_page(std::string_view body, const ScimAttributeMap& map);
 
 // ---- paging and retries --------------------------------------------------
 
@@ -88,6 +120,8 @@ RetryDecision retry_decision(const RetryPolicy& policy, uint32_t attempt, long s
 struct ScimFetchOptions {
     std::string base_url;  // https://host/scim/v2 (no trailing slash needed)
     std::string ext_schema;
+    // Where the POSIX fields are; unset: allot_attribute_map(ext_schema).
+    std::optional<ScimAttributeMap> attributes;
     uint32_t page_size = 500;
     uint32_t max_pages = 100000;  // guards against servers that never end
     uint32_t max_resources = 1000000;

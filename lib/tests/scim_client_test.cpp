@@ -293,7 +293,7 @@ TEST(ScimFetch, MissingExtensionFailsTheSync)
     auto d = fetch_directory(http, o);
     ASSERT_FALSE(d.ok());
     EXPECT_TRUE(d.error().is(scim_source::Errc::NoExtension));
-    EXPECT_NE(d.error().message.find("without the POSIX extension"), std::string::npos);
+    EXPECT_NE(d.error().message.find(std::string(kExt) + ":uidNumber"), std::string::npos);
 }
 
 TEST(ScimFetch, RetriesTransientThenGivesUp)
@@ -527,4 +527,217 @@ TEST(ScimValidate, OversizedRecordsAreRejectedAlone)
     EXPECT_EQ(v.users[1].name, "bob");
     EXPECT_TRUE(rejected_as(v, "longhome", identity::Errc::InvalidHome));
     EXPECT_TRUE(rejected_as(v, "manykeys", identity::Errc::TooManySshKeys));
+}
+
+namespace {
+
+// One CoreWeave-dialect user as CoreWeave's user extension carries it.
+std::string coreweave_user(const std::string& id, const std::string& name, long uid)
+{
+    return R"({"id":")" + id + R"(","userName":")" + name + R"(","active":true,")" +
+           kCoreWeaveUserExtension + R"(":{"uidNumber":)" + std::to_string(uid) +
+           R"(,"gidNumber":)" + std::to_string(uid) + R"(,"homeDirectory":"/home/)" + name +
+           R"(","loginShell":"/bin/bash","sunkSshKeys":[")" + kEd25519 + R"("]}})";
+}
+
+IdentityConfig coreweave_identity()
+{
+    IdentityConfig id = identity_config();
+    id.dialect = "coreweave";
+    return id;
+}
+
+}  // namespace
+
+TEST(ScimAttributes, AllotPresetIsTodaysPaths)
+{
+    const ScimAttributeMap m = scim_attribute_map(identity_config());
+    EXPECT_EQ(m.user_name, "userName");
+    EXPECT_EQ(m.uid, std::string(kExt) + ":uidNumber");
+    EXPECT_EQ(m.ssh_keys, std::string(kExt) + ":sshPublicKeys");
+    EXPECT_FALSE(m.members_by_display);
+}
+
+TEST(ScimAttributes, CoreWeaveDialectReadsItsExtension)
+{
+    const ScimAttributeMap m = scim_attribute_map(coreweave_identity());
+    auto p = parse_user_page(list_json({coreweave_user("1", "alice", 20001)}, 1), m);
+    ASSERT_TRUE(p.ok()) << p.error().message;
+    const scim::User& u = p.value().resources.at(0);
+    EXPECT_TRUE(u.has_extension);
+    EXPECT_EQ(u.uid, 20001);
+    EXPECT_EQ(u.gid, 20001);
+    EXPECT_EQ(u.home, "/home/alice");
+    EXPECT_EQ(u.shell, "/bin/bash");
+    ASSERT_EQ(u.ssh_keys.size(), 1u);
+    // The allot preset finds nothing in the same record.
+    auto q = parse_user_page(list_json({coreweave_user("1", "alice", 20001)}, 1), kExt);
+    ASSERT_TRUE(q.ok());
+    EXPECT_FALSE(q.value().resources.at(0).uid.has_value());
+}
+
+TEST(ScimAttributes, PerFieldOverridesAndCoreAttributes)
+{
+    IdentityConfig id = identity_config();
+    id.attributes["uid"] = "urn:example:Posix:uid";
+    id.attributes["user_name"] = "urn:example:Posix:login";
+    id.attributes["shell"] = "shell";  // a core attribute
+    const ScimAttributeMap m = scim_attribute_map(id);
+    const std::string body =
+        list_json({R"({"id":"1","userName":"alice@example.org","shell":"/bin/zsh",)"
+                   R"("urn:example:Posix":{"uid":20007,"login":"alice"},)"
+                   R"(")" +
+                   std::string(kExt) + R"(":{"gidNumber":20007,"homeDirectory":"/home/alice"}})"},
+                  1);
+    auto p = parse_user_page(body, m);
+    ASSERT_TRUE(p.ok()) << p.error().message;
+    const scim::User& u = p.value().resources.at(0);
+    EXPECT_EQ(u.user_name, "alice");
+    EXPECT_EQ(u.uid, 20007);
+    EXPECT_EQ(u.gid, 20007);
+    EXPECT_EQ(u.shell, "/bin/zsh");
+    EXPECT_EQ(user_attribute_request(m),
+              "userName,displayName,active,urn:example:Posix," + std::string(kExt) + ",shell");
+}
+
+TEST(ScimAttributes, WrongTypeAtAMappedPathRejectsTheUser)
+{
+    const ScimAttributeMap m = scim_attribute_map(coreweave_identity());
+    const std::string bad = R"({"id":"1","userName":"alice",")" +
+                            std::string(kCoreWeaveUserExtension) + R"(":{"uidNumber":"x"}})";
+    ScimDirectory d;
+    d.users = parse_user_page(list_json({bad}, 1), m).value().resources;
+    auto v = validate_directory(d, coreweave_identity());
+    EXPECT_TRUE(v.users.empty());
+    EXPECT_TRUE(rejected_as(v, "alice", identity::Errc::WrongType));
+}
+
+TEST(ScimAttributes, UserWithoutMappedUidIsRejectedByName)
+{
+    FakeHttp http;
+    http.on("/Groups", 200, list_json({}, 0));
+    http.on("/Users", 200,
+            list_json({coreweave_user("1", "alice", 20001),
+                       R"({"id":"2","userName":"bob",")" + std::string(kCoreWeaveUserExtension) +
+                           R"(":{"homeDirectory":"/home/bob"}})"},
+                      2));
+    ScimFetchOptions o;
+    o.base_url = "https://x";
+    o.attributes = scim_attribute_map(coreweave_identity());
+    auto d = fetch_directory(http, o);
+    ASSERT_TRUE(d.ok()) << d.error().message;
+    // The extension was asked for by name.
+    EXPECT_NE(http.requests.at(0).find("urn%3Acoreweave%3Aparams"), std::string::npos);
+    auto v = validate_directory(d.value(), coreweave_identity());
+    ASSERT_EQ(v.users.size(), 1u);
+    EXPECT_EQ(v.users[0].name, "alice");
+    bool bob_rejected = false;
+    for (const auto& r : v.rejections) bob_rejected |= r.object == "bob" && r.kind == "user";
+    EXPECT_TRUE(bob_rejected);
+}
+
+TEST(ScimAttributes, NoUserWithTheUidPathFailsNamingThePath)
+{
+    FakeHttp http;
+    http.on("/Groups", 200, list_json({}, 0));
+    http.on("/Users", 200, list_json({user_json("1", "alice", 20001)}, 1));  // allot-shaped
+    ScimFetchOptions o;
+    o.base_url = "https://x";
+    o.attributes = scim_attribute_map(coreweave_identity());
+    auto d = fetch_directory(http, o);
+    ASSERT_FALSE(d.ok());
+    EXPECT_TRUE(d.error().is(scim_source::Errc::NoExtension));
+    EXPECT_NE(d.error().message.find(std::string(kCoreWeaveUserExtension) + ":uidNumber"),
+              std::string::npos);
+}
+
+TEST(ScimAttributes, MembersByDisplayResolveToUsers)
+{
+    FakeHttp http;
+    http.on("/Groups", 200,
+            list_json({R"({"id":"g1","displayName":"team","gidNumber":30001,)"
+                       R"("members":[{"display":"alice"},{"display":"carol"}]})"},
+                      1));
+    http.on("/Users", 200, list_json({user_json("u1", "alice", 20001)}, 1));
+    IdentityConfig id = identity_config();
+    id.attributes["members"] = "display";
+    ScimFetchOptions o;
+    o.base_url = "https://x";
+    o.attributes = scim_attribute_map(id);
+    auto d = fetch_directory(http, o);
+    ASSERT_TRUE(d.ok()) << d.error().message;
+    auto v = validate_directory(d.value(), id);
+    ASSERT_EQ(v.groups.size(), 1u);
+    EXPECT_EQ(v.groups[0].members, (std::vector<std::string>{"alice"}));
+    EXPECT_TRUE(rejected_as(v, "team", identity::Errc::UnknownMember));  // carol
+}
+
+TEST(ScimReadOnly, ShortPagesAndAnOrgScopedBase)
+{
+    // Two items per page although 500 were asked, `attributes` ignored (extra
+    // core attributes come back), under /api/organizations/<org>/scim/v2.
+    struct ShortPager : HttpClient {
+        std::vector<std::string> urls;
+        Result<HttpResponse> get(const std::string& url) override
+        {
+            urls.push_back(url);
+            if (url.find("/api/organizations/acme/scim/v2/Groups") != std::string::npos)
+                return HttpResponse{200, list_json({}, 0), 0};
+            std::vector<std::string> all;
+            for (int i = 1; i <= 5; ++i)
+                all.push_back(
+                    user_json("u" + std::to_string(i), "user" + std::to_string(i), 20000 + i));
+            const size_t at = url.find("startIndex=");
+            const size_t start = at == std::string::npos ? 1 : std::stoul(url.substr(at + 11));
+            std::vector<std::string> page;
+            for (size_t i = start; i < start + 2 && i <= all.size(); ++i)
+                page.push_back(all[i - 1]);
+            return HttpResponse{200, list_json(page, 5, long(start)), 0};
+        }
+    } http;
+    ScimFetchOptions o;
+    o.base_url = "https://pw.example/api/organizations/acme/scim/v2";
+    o.ext_schema = kExt;
+    auto d = fetch_directory(http, o);
+    ASSERT_TRUE(d.ok()) << d.error().message;
+    EXPECT_EQ(d.value().users.size(), 5u);
+    EXPECT_EQ(http.urls.size(), 4u);  // 3 user pages, 1 group page
+}
+
+TEST(ScimReadOnly, EmptyPageBeforeTotalResultsIsTruncation)
+{
+    FakeHttp http;
+    http.on("/Groups", 200, list_json({}, 0));
+    http.on("startIndex=3", 200, list_json({}, 10, 3));
+    http.on("startIndex=1", 200,
+            list_json({user_json("u1", "alice", 20001), user_json("u2", "bob", 20002)}, 10, 1));
+    ScimFetchOptions o;
+    o.base_url = "https://x";
+    o.ext_schema = kExt;
+    auto d = fetch_directory(http, o);
+    ASSERT_FALSE(d.ok());
+    EXPECT_TRUE(d.error().is(scim_source::Errc::Truncated));
+    EXPECT_NE(d.error().message.find("totalResults=10"), std::string::npos);
+}
+
+TEST(ScimAttributes, ConfigDialectAndOverrides)
+{
+    auto load = parse_config(
+        "identity:\n  dialect: coreweave\n  attributes:\n    shell: urn:example:X:shell\n"
+        "    members: display\n",
+        "t.yaml");
+    ASSERT_TRUE(load.ok());
+    const ScimAttributeMap m = scim_attribute_map(load.config->identity);
+    EXPECT_EQ(m.uid, std::string(kCoreWeaveUserExtension) + ":uidNumber");
+    EXPECT_EQ(m.shell, "urn:example:X:shell");
+    EXPECT_TRUE(m.members_by_display);
+
+    EXPECT_FALSE(parse_config("identity:\n  dialect: okta\n", "t.yaml").ok());
+    EXPECT_FALSE(parse_config("identity:\n  attributes:\n    members: id\n", "t.yaml").ok());
+    EXPECT_FALSE(parse_config("identity:\n  attributes:\n    uid: \"urn:x:\"\n", "t.yaml").ok());
+    EXPECT_FALSE(parse_config("identity:\n  attributes:\n    email: emails\n", "t.yaml").ok());
+    // The default is allot's preset.
+    auto plain = parse_config("", "t.yaml");
+    ASSERT_TRUE(plain.ok());
+    EXPECT_EQ(scim_attribute_map(plain.config->identity).uid, std::string(kExt) + ":uidNumber");
 }
