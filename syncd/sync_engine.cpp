@@ -24,7 +24,8 @@ public:
 
     SyncReport run()
     {
-        if (!fetch_and_validate() || !refuse_empty_directory()) return std::move(rep_);
+        if (!fetch_and_validate() || !refuse_empty_directory() || !refuse_cache_shrink())
+            return std::move(rep_);
         // slurmdbd being away does not stop the caches (logins keep working);
         // a plan removing too much stops everything.
         const bool have_accounting = wants_accounting() && read_accounting();
@@ -78,6 +79,30 @@ private:
                         " valid users and " + std::to_string(dir.groups.size()) +
                         " valid groups; refusing to sync an empty directory (use --force if "
                         "intended)");
+    }
+
+    // The caches are held to identity.max_removals like the accounting, on
+    // every node (a --no-accounting node has no plan to check): a source that
+    // suddenly lists far fewer users changes no cache until --force.
+    bool refuse_cache_shrink()
+    {
+        if (!opt_.caches || !caches_ || opt_.force) return true;
+        const auto before = caches_->published_names();
+        if (!before) return true;
+        std::set<std::string> after;
+        for (const auto& u : rep_.directory.users) after.insert("user:" + u.name);
+        for (const auto& g : rep_.directory.groups)
+            if (g.gid) after.insert("group:" + g.name);
+        size_t removed = 0;
+        for (const auto& name : *before) removed += after.count(name) == 0;
+        if (removed <= opt_.max_removals) return true;
+        return fail(SyncStatus::Refused,
+                    "the caches would lose " + std::to_string(removed) + " of " +
+                        std::to_string(before->size()) +
+                        " users and groups, more than identity.max_removals=" +
+                        std::to_string(opt_.max_removals) +
+                        "; refusing (review with --plan, then use --force); caches and "
+                        "accounting untouched");
     }
 
     bool read_accounting()

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -70,6 +71,9 @@ class CachePublisher {
 public:
     virtual ~CachePublisher() = default;
     virtual Result<bool> publish(const ValidatedDirectory& dir) = 0;
+    // The user and group names ("user:x", "group:y") the published caches
+    // hold now; nullopt when there are none yet (a new node: nothing to shrink).
+    virtual std::optional<std::set<std::string>> published_names() { return std::nullopt; }
 };
 
 enum class SyncStatus {

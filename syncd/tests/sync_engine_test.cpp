@@ -233,3 +233,49 @@ TEST(SyncCycle, SourceWideErrorKeepsItsCodeAndTouchesNothing)
     EXPECT_EQ(r.caches.published, 0);
     EXPECT_EQ(r.store.applies, 0);
 }
+
+TEST(SyncCycle, CacheShrinkRefusedOnANoAccountingNode)
+{
+    Rig r;
+    r.opt.accounting = false;
+    r.src.answer = source(20);
+    ASSERT_EQ(r.run().status, SyncStatus::Ok);
+    ASSERT_EQ(r.caches.published, 1);
+    r.opt.max_removals = 5;
+    r.src.answer = source(2);  // 90 % fewer users
+    auto rep = r.run();
+    EXPECT_EQ(rep.status, SyncStatus::Refused);
+    EXPECT_NE(rep.message.find("caches would lose 18"), std::string::npos) << rep.message;
+    EXPECT_EQ(r.caches.published, 1);
+    EXPECT_EQ(r.caches.last.users.size(), 20u);
+    EXPECT_EQ(r.store.applies, 0);
+    r.opt.force = true;  // the operator confirms
+    EXPECT_EQ(r.run().status, SyncStatus::Ok);
+    EXPECT_EQ(r.caches.last.users.size(), 2u);
+}
+
+TEST(SyncCycle, CacheShrinkRefusedOnTheControllerBeforeAccounting)
+{
+    Rig r;
+    r.src.answer = source(20);
+    ASSERT_EQ(r.run().status, SyncStatus::Ok);
+    r.opt.max_removals = 5;
+    r.src.answer = source(2);
+    auto rep = r.run();
+    EXPECT_EQ(rep.status, SyncStatus::Refused);
+    EXPECT_EQ(r.caches.published, 1);
+    EXPECT_EQ(r.store.applies, 1);
+    EXPECT_EQ(r.store.state.users.size(), 20u);
+}
+
+TEST(SyncCycle, CacheWithinTheLimitIsPublished)
+{
+    Rig r;
+    r.opt.accounting = false;
+    r.src.answer = source(20);
+    ASSERT_EQ(r.run().status, SyncStatus::Ok);
+    r.opt.max_removals = 5;
+    r.src.answer = source(16);
+    EXPECT_EQ(r.run().status, SyncStatus::Ok);
+    EXPECT_EQ(r.caches.last.users.size(), 16u);
+}

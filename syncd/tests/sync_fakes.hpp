@@ -39,6 +39,16 @@ public:
         last = d;
         return true;
     }
+    // What a real cache would hold after the last publish.
+    std::optional<std::set<std::string>> published_names() override
+    {
+        if (!published) return std::nullopt;
+        std::set<std::string> names;
+        for (const auto& u : last.users) names.insert("user:" + u.name);
+        for (const auto& g : last.groups)
+            if (g.gid) names.insert("group:" + g.name);
+        return names;
+    }
 };
 
 // Applies plans to an in-memory AccountingState with Slurm's rules that
