@@ -10,6 +10,12 @@ extension) | truncated | huge (11 MiB) | slow (sleeps DIR/slow seconds), and
 hostile listings of /Users that never end: endless-cursor (a fresh nextCursor
 on every page, totalResults 3) | endless-index (totalResults always one page
 ahead) | bigpages (8 MiB pages, a fresh nextCursor each, totalResults 10^6).
+Mode gap: the first /Users page holds 2 users and every later one is empty,
+although totalResults counts them all (a source truncated mid-listing).
+DIR/dialect (re-read on every request) says how users are served:
+allot (as stored) | coreweave (POSIX attributes moved into CoreWeave's user
+extension, SSH keys as sunkSshKeys) | readonly (ACTIVATE-like: at most 2 items
+per page whatever `count` asks, `attributes` ignored, 501 to every write).
 Requires `Authorization: Bearer <DIR/token>`. Usage: scim_fixture.py DIR PORT
 """
 import json
@@ -20,6 +26,7 @@ import urllib.parse
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 EXT = "urn:ietf:params:scim:schemas:extension:allot:2.0:PosixUser"
+CW_EXT = "urn:coreweave:params:scim:schemas:extension:coreweave:2.0:CoreWeaveUser"
 DIR, PORT = sys.argv[1], int(sys.argv[2])
 
 
@@ -35,6 +42,20 @@ def synthetic(n):
     return {"id": "z%d" % n, "userName": "zz%07d" % n, "active": True,
             EXT: {"uidNumber": 50000 + n, "gidNumber": 50000 + n,
                   "homeDirectory": "/home/zz%07d" % n, "loginShell": "/bin/bash"}}
+
+
+def in_dialect(dialect, user):
+    """One stored (allot-shaped) user as a source of `dialect` serves it."""
+    if dialect == "coreweave" and EXT in user:
+        user = dict(user)
+        posix = dict(user.pop(EXT))
+        if "sshPublicKeys" in posix:
+            posix["sunkSshKeys"] = posix.pop("sshPublicKeys")
+        user[CW_EXT] = posix
+        user["schemas"] = [x for x in user.get("schemas", []) if x != EXT] + [CW_EXT]
+    elif dialect == "readonly":
+        user = dict(user, emails=[{"value": user.get("userName", "") + "@example.org"}])
+    return user
 
 
 def endless(mode, q):
@@ -68,8 +89,15 @@ class Handler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(data)
 
+    def refuse_write(self):
+        self.send(501, json.dumps({"schemas": ["urn:ietf:params:scim:api:messages:2.0:Error"],
+                                   "status": "501", "detail": "read-only SCIM API"}))
+
+    do_POST = do_PUT = do_PATCH = do_DELETE = refuse_write
+
     def do_GET(self):
         mode = read("mode", "ok")
+        dialect = read("dialect", "allot")
         if self.headers.get("Authorization", "") != "Bearer " + read("token"):
             return self.send(401, json.dumps({"schemas": ["urn:ietf:params:scim:api:messages:2.0:Error"],
                                               "status": "401", "detail": "invalid token"}))
@@ -82,7 +110,7 @@ class Handler(BaseHTTPRequestHandler):
         if url.path.endswith("/Users") and mode in ("endless-cursor", "endless-index", "bigpages"):
             return self.send(200, endless(mode, q))
         if url.path.endswith("/Users"):
-            items = json.loads(read("users.json", "[]"))
+            items = [in_dialect(dialect, u) for u in json.loads(read("users.json", "[]"))]
         elif url.path.endswith("/Groups"):
             items = json.loads(read("groups.json", "[]"))
         else:
@@ -90,11 +118,13 @@ class Handler(BaseHTTPRequestHandler):
         if mode == "empty":
             items = []
         if mode == "noext":
-            items = [{k: v for k, v in i.items() if k != EXT} for i in items]
+            items = [{k: v for k, v in i.items() if k not in (EXT, CW_EXT)} for i in items]
         if "filter" in q:  # userName eq "x" only
             want = q["filter"][0].split('"')[1] if '"' in q["filter"][0] else ""
             items = [i for i in items if i.get("userName") == want]
         count = int(q.get("count", ["100"])[0])
+        if dialect == "readonly":
+            count = min(count, 2)
         body = {"schemas": ["urn:ietf:params:scim:api:messages:2.0:ListResponse"],
                 "totalResults": len(items)}
         if "cursor" in q or read("paging") == "cursor":
@@ -105,6 +135,8 @@ class Handler(BaseHTTPRequestHandler):
         else:
             start = int(q.get("startIndex", ["1"])[0])
             page = items[start - 1:start - 1 + count]
+            if mode == "gap" and url.path.endswith("/Users"):
+                page = page[:2] if start == 1 else []
             body["startIndex"] = start
         body["itemsPerPage"] = len(page)
         body["Resources"] = page

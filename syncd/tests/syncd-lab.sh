@@ -238,7 +238,7 @@ expect_contains "empty source message" "$out" "refusing to sync an empty directo
 mode noext
 out=$(sync_ --once 2>&1); rc=$?
 expect_eq "missing POSIX extension exits 2" "$rc" 2
-expect_contains "missing extension message" "$out" "without the POSIX extension"
+expect_contains "missing extension message names the uid path" "$out" "no user of the SCIM server has a value at urn:ietf:params:scim:schemas:extension:allot:2.0:PosixUser:uidNumber"
 mode truncated
 out=$(sync_ --once 2>&1); rc=$?
 expect_eq "truncated JSON exits 2" "$rc" 2
