@@ -3,6 +3,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <optional>
 
 #include "codec.hpp"
 
@@ -13,6 +14,18 @@ namespace {
 Error bad_filter(const std::string& what)
 {
     return make_error(Errc::InvalidFilter, what);
+}
+
+// A boolean literal, or the string "true"/"false" (any case).
+std::optional<bool> boolean_value(const FilterValue& v)
+{
+    if (v.kind == FilterValue::Kind::Bool) return v.boolean;
+    if (v.kind != FilterValue::Kind::String || v.text.size() > 5) return std::nullopt;
+    std::string lower;
+    for (char c : v.text) lower += static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
+    if (lower == "true") return true;
+    if (lower == "false") return false;
+    return std::nullopt;
 }
 
 }  // namespace
@@ -144,13 +157,16 @@ struct Compiler {
                     return bad_filter(shown + ": expects an integer");
                 bound = static_cast<int64_t>(v.number);
                 break;
-            case ColType::Bool:
-                if (v.kind != FilterValue::Kind::Bool)
-                    return bad_filter(shown + ": expects true or false");
+            case ColType::Bool: {
+                // SUNK's nsscache example sends `active eq "true"`: the quoted
+                // words are read as the booleans they name.
+                auto b = boolean_value(v);
+                if (!b) return bad_filter(shown + ": expects true or false");
                 if (f.op != CompareOp::Eq && f.op != CompareOp::Ne)
                     return bad_filter(shown + ": booleans only with eq/ne");
-                bound = static_cast<int64_t>(v.boolean ? 1 : 0);
+                bound = static_cast<int64_t>(*b ? 1 : 0);
                 break;
+            }
             case ColType::Time: {
                 auto t =
                     v.kind == FilterValue::Kind::String ? scim::parse_time(v.text) : std::nullopt;

@@ -45,7 +45,7 @@ const char* kUsageText =
     "  group add NAME [--gid N] [--member USER]... | group del NAME | group list\n"
     "  group member add|del GROUP USER...\n"
     "  key add USER 'KEYLINE' | key del USER (KEYLINE | --all) | key list USER\n"
-    "  token create NAME --scope read|write [--expires-days N] | token revoke NAME | token list\n"
+    "  token create NAME --scope read|read-inactive|write [--expires-days N] | token revoke NAME | token list\n"
     "  keys rotate [--alg ES256|RS256] [--overlap SECONDS] | keys list\n"
     "  oidc mint USER [--lifetime S] [--audience A] [--now-offset S]  (admin: print an ID token)\n"
     "  apply DIRECTORY.yaml [--plan] [--prune]\n"
@@ -343,7 +343,7 @@ int token_command(Context& ctx, Args& args, const std::string& sub)
         const auto scope = args.opt("--scope");
         const auto days = args.opt("--expires-days");
         auto pos = args.rest();
-        if (pos.size() != 1 || !scope || (*scope != "read" && *scope != "write")) return kUsage;
+        if (pos.size() != 1 || !scope || (*scope != "read" && *scope != "read-inactive" && *scope != "write")) return kUsage;
         const std::string secret = "allot_" + base64url_encode(random_bytes(32));
         const int64_t expires = days ? static_cast<int64_t>(time(nullptr)) +
                                            86400LL * parse_u32(*days, "--expires-days")

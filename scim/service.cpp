@@ -121,7 +121,8 @@ HttpResponse Service::route(const HttpRequest& r)
     return scim_error(Errc::NotFound, "no such endpoint");
 }
 
-std::optional<HttpResponse> Service::authorize(const HttpRequest& r, bool write)
+std::optional<HttpResponse> Service::authorize(const HttpRequest& r, bool write,
+                                               bool& hide_inactive)
 {
     auto fail = [&](Errc code, const char* error, const std::string& detail) {
         ++auth_failures_;
@@ -147,11 +148,16 @@ std::optional<HttpResponse> Service::authorize(const HttpRequest& r, bool write)
     if (t.value().expires && t.value().expires <= clock_.now())
         return fail(Errc::Unauthorized, "invalid_token", "token expired");
     const auto& s = t.value().scopes;
-    const bool can_write = std::find(s.begin(), s.end(), "scim:write") != s.end();
-    const bool can_read = can_write || std::find(s.begin(), s.end(), "scim:read") != s.end();
+    auto has = [&](const char* scope) { return std::find(s.begin(), s.end(), scope) != s.end(); };
+    const bool can_write = has("scim:write");
+    const bool sees_inactive = can_write || has("scim:read-inactive");
+    const bool can_read = sees_inactive || has("scim:read");
     if (write ? !can_write : !can_read)
         return fail(Errc::Forbidden, "insufficient_scope",
                     write ? "needs scope scim:write" : "needs scope scim:read");
+    // Consumers such as nsscache ignore `active`: a plain read token never
+    // sees a deactivated user, so their keys cannot reach a cluster.
+    hide_inactive = !sees_inactive;
     return std::nullopt;
 }
 
@@ -174,9 +180,10 @@ HttpResponse Service::scim(const HttpRequest& r, const std::string& rest)
     if (resource != "Users" && resource != "Groups")
         return scim_error(Errc::NotFound, "no such endpoint");
     const bool write = r.method != "GET" && r.method != "HEAD";
-    if (auto denied = authorize(r, write)) return *denied;
+    bool hide_inactive = true;
+    if (auto denied = authorize(r, write, hide_inactive)) return *denied;
     if (!id.empty() && !valid_id(id)) return scim_error(Errc::NotFound, "no such resource");
-    return resources(r, resource, id);
+    return resources(r, resource, id, hide_inactive);
 }
 
 HttpResponse Service::metrics()

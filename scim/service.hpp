@@ -80,13 +80,16 @@ private:
     HttpResponse route(const HttpRequest& r);
     HttpResponse scim(const HttpRequest& r, const std::string& rest);
     // /Users and /Groups (service_resources.cpp).
-    HttpResponse resources(const HttpRequest& r, const std::string& resource,
-                           const std::string& id);
+    // hide_inactive: the token may not see deactivated users (see authorize()).
+    HttpResponse resources(const HttpRequest& r, const std::string& resource, const std::string& id,
+                           bool hide_inactive);
     HttpResponse token(const HttpRequest& r);
     HttpResponse discovery();
     HttpResponse metrics();
     HttpResponse scim_discovery(const std::string& what, const std::string& id);
-    std::optional<HttpResponse> authorize(const HttpRequest& r, bool write);
+    // The refusal to answer, or nothing; sets hide_inactive unless the token
+    // may see deactivated users (scim:write or scim:read-inactive).
+    std::optional<HttpResponse> authorize(const HttpRequest& r, bool write, bool& hide_inactive);
 
     ServiceOptions o_;
     DirectoryStore& store_;

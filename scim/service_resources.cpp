@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <cstdlib>
 #include <memory>
+#include <set>
+#include <type_traits>
 
 #include "patch.hpp"
 #include "service.hpp"
@@ -84,6 +86,43 @@ struct GroupKind {
     static void keep_on_put(T&, const T&) {}
 };
 
+// `inner and active eq true`, or `active eq true` alone: a hidden user is
+// left out by the query itself, so totalResults and paging stay consistent.
+std::unique_ptr<Filter> and_active(std::unique_ptr<Filter> inner)
+{
+    auto leaf = std::make_unique<Filter>();
+    leaf->kind = Filter::Kind::Compare;
+    leaf->path.attr = "active";
+    leaf->op = CompareOp::Eq;
+    leaf->value.kind = FilterValue::Kind::Bool;
+    leaf->value.boolean = true;
+    if (!inner) return leaf;
+    auto both = std::make_unique<Filter>();
+    both->kind = Filter::Kind::And;
+    both->left = std::move(inner);
+    both->right = std::move(leaf);
+    return both;
+}
+
+// The ids of all deactivated users, read page by page.
+Result<std::set<std::string>> inactive_user_ids(DirectoryStore& store)
+{
+    auto inactive = and_active(nullptr);
+    inactive->value.boolean = false;
+    ListQuery q;
+    q.filter = inactive.get();
+    q.count = 1000;
+    q.cursor = "";
+    std::set<std::string> ids;
+    for (;;) {
+        auto page = store.list_users(q);
+        if (!page) return page.error();
+        for (const auto& u : page.value().items) ids.insert(u.id);
+        if (page.value().next_cursor.empty()) return ids;
+        q.cursor = page.value().next_cursor;
+    }
+}
+
 // startIndex, count, cursor and sorting (RFC 7644 §3.4.2.3-4). A negative
 // startIndex is 1 and a negative count is 0, as the RFC says.
 Result<ListQuery> list_query(const HttpRequest& r, const char* key_attr)
@@ -147,8 +186,13 @@ class Endpoint {
 public:
     using T = typename Kind::T;
 
-    Endpoint(const ServiceOptions& o, DirectoryStore& store, const HttpRequest& r)
-        : o_(o), store_(store), r_(r), proj_(projection(r, o, Kind::extension(o)))
+    Endpoint(const ServiceOptions& o, DirectoryStore& store, const HttpRequest& r,
+             bool hide_inactive)
+        : o_(o),
+          store_(store),
+          r_(r),
+          proj_(projection(r, o, Kind::extension(o))),
+          hide_inactive_(hide_inactive)
     {
         ro_.base_url = o.public_url + o.scim_base;
         ro_.user_extension = o.user_extension;
@@ -167,7 +211,8 @@ public:
         if (r_.method == "GET") {
             auto cur = Kind::get(store_, id);
             if (!cur) return scim_error(cur.error());
-            return one(200, cur.value());
+            if (hidden(cur.value())) return scim_error(Errc::NotFound, "no such resource");
+            return rendered(cur.value());
         }
         const int64_t want = if_match_version(r_);
         if (want < 0) return scim_error(Errc::InvalidValue, "If-Match must be an ETag");
@@ -177,6 +222,45 @@ public:
     }
 
 private:
+    bool hidden(const T& item) const
+    {
+        if constexpr (std::is_same_v<Kind, UserKind>)
+            return hide_inactive_ && !item.active;
+        else
+            return false;
+    }
+
+    // A group read by a token that may not see deactivated users lists only
+    // its other members.
+    Result<T> visible(const T& item)
+    {
+        if constexpr (std::is_same_v<Kind, GroupKind>) {
+            if (!hide_inactive_) return item;
+            if (!inactive_) {
+                auto ids = inactive_user_ids(store_);
+                if (!ids) return ids.error();
+                inactive_ = std::move(ids.value());
+            }
+            T shown = item;
+            auto& m = shown.members;
+            m.erase(std::remove_if(m.begin(), m.end(),
+                                   [&](const scim::Member& x) {
+                                       return x.type != "Group" && inactive_->count(x.value);
+                                   }),
+                    m.end());
+            return shown;
+        } else {
+            return item;
+        }
+    }
+
+    HttpResponse rendered(const T& item)
+    {
+        auto shown = visible(item);
+        if (!shown) return scim_error(shown.error());
+        return one(200, shown.value());
+    }
+
     HttpResponse one(int status, const T& item)
     {
         JsonPtr json = Kind::render(item, ro_);
@@ -198,10 +282,17 @@ private:
             if (!parsed)
                 return scim_error(Errc::InvalidFilter, "filter: " + parsed.error().message);
             filter = std::move(parsed.value());
-            q.value().filter = filter.get();
         }
+        if constexpr (std::is_same_v<Kind, UserKind>)
+            if (hide_inactive_) filter = and_active(std::move(filter));
+        q.value().filter = filter.get();
         auto page = Kind::list(store_, q.value());
         if (!page) return scim_error(page.error());
+        for (auto& item : page.value().items) {
+            auto shown = visible(item);
+            if (!shown) return scim_error(shown.error());
+            item = std::move(shown.value());
+        }
         return list_response(page.value(), q.value().cursor.has_value(), proj_,
                              [&](const T& item) { return Kind::render(item, ro_); });
     }
@@ -275,24 +366,26 @@ private:
     DirectoryStore& store_;
     const HttpRequest& r_;
     const Projection proj_;
+    const bool hide_inactive_;
+    std::optional<std::set<std::string>> inactive_;  // loaded on first use
     scim::RenderOptions ro_;
 };
 
 template <typename Kind>
 HttpResponse serve(const ServiceOptions& o, DirectoryStore& store, const HttpRequest& r,
-                   const std::string& id)
+                   const std::string& id, bool hide_inactive)
 {
-    Endpoint<Kind> e(o, store, r);
+    Endpoint<Kind> e(o, store, r, hide_inactive);
     return id.empty() ? e.collection() : e.member(id);
 }
 
 }  // namespace
 
 HttpResponse Service::resources(const HttpRequest& r, const std::string& resource,
-                                const std::string& id)
+                                const std::string& id, bool hide_inactive)
 {
-    return resource == "Users" ? serve<UserKind>(o_, store_, r, id)
-                               : serve<GroupKind>(o_, store_, r, id);
+    return resource == "Users" ? serve<UserKind>(o_, store_, r, id, hide_inactive)
+                               : serve<GroupKind>(o_, store_, r, id, hide_inactive);
 }
 
 }  // namespace allot::scimd

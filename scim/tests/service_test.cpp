@@ -187,6 +187,67 @@ TEST_F(ServiceTest, AuthenticationAndScopes)
     EXPECT_EQ(call("GET", "/scim/v2/Schemas/" + ext, "", "").status, 200);
 }
 
+// Consumers such as SUNK's nsscache ignore `active`: a plain read token never
+// sees a deactivated user, in lists, filters, by id or as a group member.
+TEST_F(ServiceTest, DeactivatedUsersHiddenFromPlainReaders)
+{
+    const std::string a = create_user("alice"), b = create_user("bob", R"(,"active":false)");
+    auto g = call(
+        "POST", "/scim/v2/Groups",
+        R"({"displayName":"team-a","members":[{"value":")" + a + R"("},{"value":")" + b + "\"}]}");
+    ASSERT_EQ(g.status, 201) << g.body;
+    const std::string gid = json_string(json(g).get(), "id").value();
+    const std::string all = make_token("syncd", "scim:read-inactive", 0);
+    auto names = [&](const std::string& target, const std::string& token) {
+        auto r = call("GET", target, "", token);
+        EXPECT_EQ(r.status, 200) << r.body;
+        JsonPtr j = json(r);
+        std::vector<std::string> out;
+        const cJSON* item = nullptr;
+        cJSON_ArrayForEach(item, cJSON_GetObjectItem(j.get(), "Resources"))
+            out.push_back(json_string(item, "userName").value_or("?"));
+        out.push_back("total=" + std::to_string(json_integer(j.get(), "totalResults").value()));
+        return out;
+    };
+    auto members = [&](const std::string& token) {
+        auto r = call("GET", "/scim/v2/Groups/" + gid, "", token);
+        EXPECT_EQ(r.status, 200) << r.body;
+        JsonPtr j = json(r);
+        std::vector<std::string> out;
+        const cJSON* m = nullptr;
+        cJSON_ArrayForEach(m, cJSON_GetObjectItem(j.get(), "members"))
+            out.push_back(json_string(m, "display").value_or("?"));
+        return out;
+    };
+    using V = std::vector<std::string>;
+    EXPECT_EQ(names("/scim/v2/Users", "R"), (V{"alice", "total=1"}));
+    EXPECT_EQ(names("/scim/v2/Users?cursor=&count=1", "R"), (V{"alice", "total=1"}));
+    EXPECT_EQ(names("/scim/v2/Users?filter=userName eq \"bob\"", "R"), (V{"total=0"}));
+    EXPECT_EQ(names("/scim/v2/Users?filter=active eq false", "R"), (V{"total=0"}));
+    EXPECT_EQ(call("GET", "/scim/v2/Users/" + b, "", "R").status, 404);
+    EXPECT_EQ(members("R"), (V{"alice"}));
+    auto groups = json(call("GET", "/scim/v2/Groups", "", "R"));
+    const cJSON* listed = cJSON_GetArrayItem(cJSON_GetObjectItem(groups.get(), "Resources"), 0);
+    EXPECT_EQ(cJSON_GetArraySize(cJSON_GetObjectItem(listed, "members")), 1);
+    // scim:read-inactive (allot-syncd's token) and scim:write see everyone.
+    for (const std::string& token : {"Bearer " + all, std::string("W")}) {
+        EXPECT_EQ(names("/scim/v2/Users", token), (V{"alice", "bob", "total=2"}));
+        EXPECT_EQ(names("/scim/v2/Users?filter=active eq \"false\"", token), (V{"bob", "total=1"}));
+        EXPECT_EQ(call("GET", "/scim/v2/Users/" + b, "", token).status, 200);
+        EXPECT_EQ(members(token), (V{"alice", "bob"}));
+    }
+    // scim:read-inactive reads, it does not write.
+    EXPECT_EQ(call("DELETE", "/scim/v2/Users/" + b, "", "Bearer " + all).status, 403);
+    // Reactivated, bob is served again.
+    ASSERT_EQ(call("PATCH", "/scim/v2/Users/" + b,
+                   R"({"schemas":["urn:ietf:params:scim:api:messages:2.0:PatchOp"],)"
+                   R"("Operations":[{"op":"replace","path":"active","value":true}]})")
+                  .status,
+              200);
+    EXPECT_EQ(call("GET", "/scim/v2/Users/" + b, "", "R").status, 200);
+    EXPECT_EQ(members("R"), (V{"alice", "bob"}));
+}
+
 TEST_F(ServiceTest, PatchUserAsIdpsSendIt)
 {
     const std::string id = create_user("bob");

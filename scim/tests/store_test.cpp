@@ -186,6 +186,13 @@ TEST_F(StoreTest, FiltersCompileToSql)
         V{"carol"});
     EXPECT_EQ(names("active eq false"), V{"erin"});
     EXPECT_EQ(names("not (active eq true)"), V{"erin"});
+    // SUNK's nsscache example quotes the boolean: the strings name the booleans.
+    EXPECT_EQ(names(R"(active eq "true")"), (V{"alice", "bob", "carol", "dave"}));
+    EXPECT_EQ(names(R"(active eq "FALSE")"), V{"erin"});
+    EXPECT_EQ(names(R"(active ne "true")"), V{"erin"});
+    EXPECT_EQ(names(R"(emails[primary eq "true"])"), V{"erin"});
+    EXPECT_EQ(names(R"(active eq "yes")")[0].substr(0, 17), "ERR invalidFilter");
+    EXPECT_EQ(names(R"(active gt "true")")[0].substr(0, 17), "ERR invalidFilter");
     // Negation is pushed to the leaves (De Morgan) with the same meaning; a
     // missing attribute (NULL) counts as false under `not`.
     EXPECT_EQ(names(R"(not (active eq true or userName eq "erin"))"), V{});
