@@ -99,6 +99,7 @@ int run(int argc, char** argv)
             allot::ScimFetchOptions fo;
             fo.base_url = config.identity.scim_url;
             fo.ext_schema = config.identity.extension_schema;
+            fo.attributes = allot::scim_attribute_map(config.identity);  // identity.dialect
             fo.page_size = 2;
             fo.retry.max_attempts = 1;  // the budget is one attempt: then the cache
             live = std::make_unique<allot::keys::ScimLiveKeys>(*http, fo, rules.value());
