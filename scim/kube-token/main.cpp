@@ -4,7 +4,10 @@
 // UID with a MUNGE credential (payload binds it to this audience), exchanges
 // it at allot-scimd's token endpoint (RFC 8693) for a short-lived ID token and
 // prints an ExecCredential. The token is cached per user (0600, in a 0700
-// dir) until 60 s before it expires, so kubectl does not mint one per call.
+// dir made with its parents) until 60 s before it expires, so kubectl does
+// not mint one per call. A token is cached only once the issuer's JWKS
+// publishes its signing key, so a token minted across a key rotation is never
+// reused; --drop-cache forgets the cached token (after the API server refused it).
 //
 // Exit codes: 0 printed a credential, 1 could not get one (reason on stderr),
 // 2 usage error.
@@ -17,8 +20,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <ctime>
 #include <fstream>
 #include <iostream>
@@ -42,7 +47,8 @@ namespace {
 
 const char* kUsage =
     "usage: allot-kube-token [-c CONFIG] [--issuer URL] [--audience AUD] [--cacert FILE]\n"
-    "                        [--munge-socket PATH] [--cache-dir DIR] [--no-cache]\n";
+    "                        [--munge-socket PATH] [--cache-dir DIR] [--no-cache] [--drop-cache]\n"
+    "                        [--api-version client.authentication.k8s.io/v1|v1beta1]\n";
 
 size_t collect(char* data, size_t size, size_t n, void* out)
 {
@@ -111,7 +117,9 @@ int fail(const std::string& why)
 struct Options {
     std::string config_path = kDefaultConfigPath;
     std::string issuer, audience, cacert, socket, cache_dir;
+    std::string api_version = "client.authentication.k8s.io/v1";
     bool use_cache = true;
+    bool drop_cache = false;
 };
 
 // false on a usage error.
@@ -139,6 +147,10 @@ bool parse_args(int argc, char** argv, Options& o)
             ok = value(o.cache_dir);
         else if (a == "--no-cache")
             o.use_cache = false;
+        else if (a == "--api-version")
+            ok = value(o.api_version);
+        else if (a == "--drop-cache")
+            o.drop_cache = true;
         else
             ok = false;
         if (!ok) return false;
@@ -160,10 +172,11 @@ Status complete_from_config(Options& o)
     return Unit{};
 }
 
-// kubectl tells us which ExecCredential version it speaks.
-std::string exec_api_version()
+// kubectl tells us which ExecCredential version it speaks; an old kubectl
+// that does not set KUBERNETES_EXEC_INFO gets --api-version (default v1).
+std::string exec_api_version(const Options& o)
 {
-    std::string api_version = "client.authentication.k8s.io/v1";
+    std::string api_version = o.api_version;
     if (const char* info = std::getenv("KUBERNETES_EXEC_INFO")) {
         JsonPtr j = json_parse(info, 65536);
         if (auto v = json_string(j.get(), "apiVersion")) api_version = *v;
@@ -190,10 +203,30 @@ std::optional<Token> cached_token(const std::string& cache_file, int64_t now)
     return Token{*token, *exp};
 }
 
+// Creates dir and its missing parents, each 0700 (a first login has no
+// ~/.cache yet); an existing directory is left as it is.
+Status make_private_dirs(const std::string& dir)
+{
+    for (size_t slash = dir.find('/', 1);; slash = dir.find('/', slash + 1)) {
+        const std::string part = dir.substr(0, slash);
+        if (!part.empty() && mkdir(part.c_str(), 0700) != 0 && errno != EEXIST)
+            return make_error(Errc::Unavailable,
+                              "cannot create " + part + ": " + std::strerror(errno));
+        if (slash == std::string::npos) break;
+    }
+    struct stat st {};
+    if (stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
+        return make_error(Errc::Unavailable, dir + " is not a directory");
+    return Unit{};
+}
+
 // Written to a private temporary file, then renamed: never a half-written cache.
 void save_token(const std::string& cache_dir, const std::string& cache_file, const Token& t)
 {
-    mkdir(cache_dir.c_str(), 0700);  // parents are the user's home; ignore failure
+    if (auto made = make_private_dirs(cache_dir); !made) {
+        std::cerr << "allot-kube-token: not caching: " << made.error().message << "\n";
+        return;
+    }
     const std::string tmp = cache_file + ".tmp." + std::to_string(getpid());
     const int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
     if (fd < 0) return;
@@ -237,6 +270,85 @@ Result<std::pair<long, std::string>> post_exchange(const Options& o, const std::
     return std::make_pair(status, std::move(response));
 }
 
+// GETs the issuer's JWKS (allot-scimd serves it at ISSUER/oidc/jwks).
+Result<std::string> get_jwks(const Options& o)
+{
+    curl_global_init(CURL_GLOBAL_DEFAULT);
+    curl_compat::EasyPtr curl(curl_easy_init());
+    if (!curl) return make_error(Errc::Internal, "curl_easy_init failed");
+    const std::string url = o.issuer + "/oidc/jwks";
+    std::string response;
+    const bool set_ok = curl_easy_setopt(curl.get(), CURLOPT_URL, url.c_str()) == CURLE_OK &&
+                        curl_easy_setopt(curl.get(), CURLOPT_PROTOCOLS_STR, "https") == CURLE_OK &&
+                        curl_easy_setopt(curl.get(), CURLOPT_CONNECTTIMEOUT, 5L) == CURLE_OK &&
+                        curl_easy_setopt(curl.get(), CURLOPT_TIMEOUT, 20L) == CURLE_OK &&
+                        curl_easy_setopt(curl.get(), CURLOPT_WRITEFUNCTION, collect) == CURLE_OK &&
+                        curl_easy_setopt(curl.get(), CURLOPT_WRITEDATA, &response) == CURLE_OK &&
+                        (o.cacert.empty() || curl_easy_setopt(curl.get(), CURLOPT_CAINFO,
+                                                              o.cacert.c_str()) == CURLE_OK);
+    if (!set_ok) return make_error(Errc::Internal, "curl option rejected");
+    const CURLcode rc = curl_easy_perform(curl.get());
+    if (rc != CURLE_OK) return make_error(Errc::Unavailable, url + ": " + curl_easy_strerror(rc));
+    long status = 0;
+    curl_easy_getinfo(curl.get(), CURLINFO_RESPONSE_CODE, &status);
+    if (status != 200)
+        return make_error(Errc::Unavailable, url + ": HTTP " + std::to_string(status));
+    return response;
+}
+
+// Unpadded base64url (RFC 4648 §5); stops at the first character outside it.
+// Only the token's header is decoded, to read its kid: the server's own
+// codec is not linked into this client.
+std::string base64url_bytes(const std::string& text)
+{
+    std::string out;
+    uint32_t acc = 0;
+    int bits = 0;
+    for (char c : text) {
+        int v = c >= 'A' && c <= 'Z'   ? c - 'A'
+                : c >= 'a' && c <= 'z' ? c - 'a' + 26
+                : c >= '0' && c <= '9' ? c - '0' + 52
+                : c == '-'             ? 62
+                : c == '_'             ? 63
+                                       : -1;
+        if (v < 0) break;
+        acc = (acc << 6) | static_cast<uint32_t>(v);
+        bits += 6;
+        if (bits >= 8) {
+            bits -= 8;
+            out += static_cast<char>((acc >> bits) & 0xff);
+        }
+    }
+    return out;
+}
+
+// The `kid` in a compact JWS's protected header, or "".
+std::string token_kid(const std::string& jwt)
+{
+    const size_t dot = jwt.find('.');
+    if (dot == std::string::npos) return "";
+    JsonPtr j = json_parse(base64url_bytes(jwt.substr(0, dot)), 65536);
+    return json_string(j.get(), "kid").value_or("");
+}
+
+// True when the issuer's JWKS lists the key that signed the token. An API
+// server verifies against the JWKS it fetched; a key not even published yet
+// cannot be in its copy, so such a token is used once and not cached.
+bool key_published(const Options& o, const std::string& jwt)
+{
+    const std::string kid = token_kid(jwt);
+    if (kid.empty()) return false;
+    auto jwks = get_jwks(o);
+    if (!jwks) return false;
+    JsonPtr j = json_parse(jwks.value(), 1u << 20);
+    const cJSON* key = nullptr;
+    cJSON_ArrayForEach(key, cJSON_GetObjectItem(j.get(), "keys"))
+    {
+        if (json_string(key, "kid").value_or("") == kid) return true;
+    }
+    return false;
+}
+
 // A fresh token from allot-scimd for a MUNGE credential of the caller.
 Result<Token> exchange(const Options& o, int64_t now)
 {
@@ -270,11 +382,14 @@ int main(int argc, char** argv)
     if (auto ok = complete_from_config(o); !ok) return fail(ok.error().message);
     if (o.issuer.rfind("https://", 0) != 0) return fail("issuer must be an https:// URL");
     if (o.audience.empty()) return fail("no audience (oidc.audience or --audience)");
-    const std::string api_version = exec_api_version();
+    const std::string api_version = exec_api_version(o);
     const int64_t now = static_cast<int64_t>(std::time(nullptr));
     if (o.cache_dir.empty()) o.cache_dir = cache_dir_default();
     const std::string cache_file =
         o.cache_dir + "/kube-token-" + cache_key(o.issuer + "\n" + o.audience) + ".json";
+    // kubectl re-runs the plugin after a 401; a user whose cached token the
+    // API server refuses runs it once with --drop-cache.
+    if (o.drop_cache) unlink(cache_file.c_str());
     if (o.use_cache) {
         if (auto t = cached_token(cache_file, now)) {
             print_credential(api_version, t->value, t->expiry);
@@ -283,7 +398,8 @@ int main(int argc, char** argv)
     }
     auto token = exchange(o, now);
     if (!token) return fail(token.error().message);
-    if (o.use_cache) save_token(o.cache_dir, cache_file, token.value());
+    if (o.use_cache && key_published(o, token.value().value))
+        save_token(o.cache_dir, cache_file, token.value());
     print_credential(api_version, token.value().value, token.value().expiry);
     return 0;
 }

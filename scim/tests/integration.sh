@@ -6,25 +6,23 @@
 # JWKS and tokens. Hostile HTTP input and slow clients too.
 #
 # Runs only with ALLOT_LAB=1 as root (exit 77 = skipped otherwise).
-# Knobs: SCIMD_TEST_PORT (default 17410), ALLOT_SKIP_NPM=1 (skip the node RP part).
+# Knobs: SCIMD_TEST_PORT (default: a free port), ALLOT_SKIP_NPM=1 (skip the node RP part).
 set -u
-if [ "${ALLOT_LAB:-}" != 1 ] || [ "$(id -u)" != 0 ]; then
-    echo "integration.sh: skipped (needs ALLOT_LAB=1 and root)"
-    exit 77
-fi
 HERE=$(cd "$(dirname "$0")" && pwd)
+. "$HERE/../../tests/lib/harness.sh"
+if [ "${ALLOT_LAB:-}" != 1 ] || [ "$(id -u)" != 0 ]; then
+    skip "integration.sh needs ALLOT_LAB=1 and root"
+fi
 BUILD=${SCIMD_BUILD:-$(pwd)}
 SCIMD=$BUILD/allot-scimd
 KUBETOKEN=$BUILD/allot-kube-token
 [ -x "$SCIMD" ] || SCIMD=$BUILD/scim/allot-scimd
 [ -x "$KUBETOKEN" ] || KUBETOKEN=$BUILD/scim/allot-kube-token
-PORT=${SCIMD_TEST_PORT:-17410}
+PORT=${SCIMD_TEST_PORT:-$(free_port)}
 T=$(mktemp -d /tmp/scimd-it.XXXXXX)
 chmod 755 "$T"
-pass=0 fail=0
-ok() { pass=$((pass + 1)); echo "ok - $*"; }
-nok() { fail=$((fail + 1)); echo "not ok - $*"; }
-check() { local what=$1; shift; if "$@"; then ok "$what"; else nok "$what"; fi; }
+ok() { pass "$*"; }
+nok() { fail "$*"; }
 SPID="" MPID=""
 cleanup() {
     [ -n "$SPID" ] && kill "$SPID" 2>/dev/null && wait "$SPID" 2>/dev/null
@@ -32,7 +30,7 @@ cleanup() {
     [ -n "${SLOWPID:-}" ] && kill "$SLOWPID" 2>/dev/null
     rm -rf "$T"
 }
-trap cleanup EXIT
+on_exit cleanup
 
 # ------------------------------------------------------------------ setup
 openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout "$T/key.pem" \
@@ -159,13 +157,19 @@ if [ -x "$SYNCD" ] && [ -x "$KEYS" ]; then
     KEY="ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKLsabgH5C9okWi0dh2l9GKJl alice@laptop"
     S key add alice "$KEY"
     printf %s "$(S token create syncd --scope read)" > "$T/syncd.token" && chmod 600 "$T/syncd.token"
-    mkdir -p "$T/cache" "$T/run"
-    sed "s|^identity:|identity:\n  token_file: $T/syncd.token\n  ca_file: $T/cert.pem\n  cache_dir: $T/cache|" "$T/allot.yaml" > "$T/syncd.yaml"
-    printf 'node:\n  run_dir: %s\n' "$T/run" >> "$T/syncd.yaml"
-    "$SYNCD" -c "$T/syncd.yaml" --once --no-accounting > "$T/syncd.out" 2>&1
+    # alice and bob are local accounts here (munge credentials need real uids), and
+    # allot never takes a local account for a directory user: run syncd and allot-keys
+    # as on a node whose directory users resolve through NSS only, with the caches in a
+    # directory the readers trust (root-owned up to /, unlike /tmp).
+    CACHE=$(mktemp -d /run/allot-scimd-it.XXXXXX) && chmod 755 "$CACHE" && on_exit rm -rf "$CACHE"
+    AS_NODE=("$HERE/../../syncd/tests/with-directory-users.sh" "$T/nss" "alice bob" --)
+    mkdir -p "$T/run"
+    sed "s|^identity:|identity:\n  token_file: $T/syncd.token\n  ca_file: $T/cert.pem\n  cache_dir: $CACHE|" "$T/allot.yaml" > "$T/syncd.yaml"
+    printf 'node:\n  role: login\n  run_dir: %s\n' "$T/run" >> "$T/syncd.yaml"
+    "${AS_NODE[@]}" "$SYNCD" -c "$T/syncd.yaml" --once --no-accounting > "$T/syncd.out" 2>&1
     check "allot-syncd syncs from allot-scimd ($(tail -1 "$T/syncd.out"))" grep -q "sync ok" "$T/syncd.out"
-    check "allot-keys prints alice's key from the synced cache" bash -c "'$KEYS' -c '$T/syncd.yaml' --cache-only alice | grep -qF '$KEY'"
-    check "allot-keys live lookup (filter userName eq) against allot-scimd" bash -c "'$KEYS' -c '$T/syncd.yaml' -v alice 2>&1 | grep -q 'source=live keys=1'"
+    check "allot-keys prints alice's key from the synced cache" bash -c "$(printf '%q ' "${AS_NODE[@]}") '$KEYS' -c '$T/syncd.yaml' --cache-only alice | grep -qF '$KEY'"
+    check "allot-keys live lookup (filter userName eq) against allot-scimd" bash -c "$(printf '%q ' "${AS_NODE[@]}") '$KEYS' -c '$T/syncd.yaml' -v alice 2>&1 | grep -q 'source=live keys=1'"
 else
     echo "# allot-syncd/allot-keys not built next to scim/ ($SYNCD): sync test skipped"
 fi
@@ -240,6 +244,55 @@ check "token names alice, with only the cluster's groups" bash -c "claims() { lo
 check "token cache file is 0600 and owned by alice" bash -c "[ \"\$(stat -c '%a %U' $T/alice-cache/*.json)\" = '600 alice' ]"
 "${AS_ALICE[@]}" "${KT[@]}" > "$T/cred2.json"
 check "second call is served from the cache" test "$(jq -r .status.token "$T/cred2.json")" = "$ALICE_JWT"
+# Issue 13: the cache directory is made with its parents (a first login has no
+# ~/.cache), a refused token can be dropped, and a token whose key the issuer
+# has not published yet is never cached.
+mkdir -p "$T/alice-home" && chown alice "$T/alice-home" && chmod 700 "$T/alice-home"
+KTH=("$KUBETOKEN" -c "$T/allot.yaml" --cacert "$T/cert.pem" --munge-socket "$T/munge/sock" --cache-dir "$T/alice-home/.cache/allot")
+"${AS_ALICE[@]}" "${KTH[@]}" > "$T/cred3.json" 2> "$T/kt3.err"
+check "a missing ~/.cache is created with its parents, 0700" bash -c "[ \"\$(stat -c '%a %U' $T/alice-home/.cache $T/alice-home/.cache/allot | sort -u)\" = '700 alice' ] && [ -s \"\$(ls $T/alice-home/.cache/allot/kube-token-*.json)\" ]"
+check "and the token printed there is the one cached" test "$(jq -r .status.token "$T/cred3.json")" = "$(jq -r .token "$T"/alice-home/.cache/allot/kube-token-*.json)"
+"${AS_ALICE[@]}" "${KTH[@]}" --drop-cache > "$T/cred4.json"
+check "--drop-cache exchanges a fresh token and caches that" bash -c "[ \"\$(jq -r .status.token $T/cred4.json)\" != \"\$(jq -r .status.token $T/cred3.json)\" ] && [ \"\$(jq -r .status.token $T/cred4.json)\" = \"\$(jq -r .token $T/alice-home/.cache/allot/kube-token-*.json)\" ]"
+check "an old kubectl without KUBERNETES_EXEC_INFO gets --api-version" bash -c "'${AS_ALICE[0]}' ${AS_ALICE[*]:1} ${KTH[*]} --api-version client.authentication.k8s.io/v1beta1 | jq -e '.apiVersion == \"client.authentication.k8s.io/v1beta1\"' >/dev/null"
+# A stand-in issuer that signs with a kid its JWKS does not list (yet).
+STUB_PORT=$((PORT + 1))
+cat > "$T/stub.py" <<'PY'
+import base64, http.server, json, ssl, sys
+port, cert, key, published = int(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4]
+b64 = lambda d: base64.urlsafe_b64encode(json.dumps(d).encode()).rstrip(b"=").decode()
+class H(http.server.BaseHTTPRequestHandler):
+    def log_message(self, *a): pass
+    def answer(self, body):
+        data = json.dumps(body).encode()
+        self.send_response(200); self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data))); self.end_headers(); self.wfile.write(data)
+    def do_GET(self):
+        self.answer({"keys": [{"kty": "EC", "kid": published}]})
+    def do_POST(self):
+        self.rfile.read(int(self.headers.get("Content-Length", 0)))
+        jwt = b64({"alg": "ES256", "kid": "next-key"}) + "." + b64({"sub": "alice"}) + ".c2ln"
+        self.answer({"access_token": jwt, "expires_in": 600, "token_type": "N_A"})
+s = http.server.HTTPServer(("127.0.0.1", port), H)
+ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER); ctx.load_cert_chain(cert, key)
+s.socket = ctx.wrap_socket(s.socket, server_side=True)
+print("ready", flush=True)
+s.serve_forever()
+PY
+stub_run() {  # $1: the kid the stub's JWKS publishes
+    rm -rf "$T/stub-cache"; mkdir -p "$T/stub-cache"; chown alice "$T/stub-cache"; chmod 700 "$T/stub-cache"
+    python3 "$T/stub.py" "$STUB_PORT" "$T/cert.pem" "$T/key.pem" "$1" > "$T/stub.out" 2>&1 &
+    STUBPID=$!
+    for _ in $(seq 50); do grep -q ready "$T/stub.out" && break; sleep 0.1; done
+    "${AS_ALICE[@]}" "$KUBETOKEN" --issuer "https://127.0.0.1:$STUB_PORT" --audience it-kube --cacert "$T/cert.pem" \
+        --munge-socket "$T/munge/sock" --cache-dir "$T/stub-cache" > "$T/stub-cred.json" 2>/dev/null
+    kill "$STUBPID"; wait "$STUBPID" 2>/dev/null
+}
+stub_run other-key
+check "a token signed with a key the JWKS does not list is printed" jq -e '.status.token | startswith("ey")' "$T/stub-cred.json"
+check "but not cached" bash -c "[ -z \"\$(ls -A $T/stub-cache)\" ]"
+stub_run next-key
+check "once the JWKS lists its key, the token is cached" bash -c "ls $T/stub-cache/kube-token-*.json >/dev/null"
 CRED=$("${AS_ALICE[@]}" munge -S "$T/munge/sock" -s "allot-token-exchange aud=it-kube")
 ex() { curl -s --cacert "$T/cert.pem" "$ISS/oidc/token" --data-urlencode grant_type=urn:ietf:params:oauth:grant-type:token-exchange \
     --data-urlencode subject_token_type=urn:allot:params:oauth:token-type:munge --data-urlencode "subject_token=$1"; }
@@ -340,5 +393,4 @@ check "server stopped cleanly on SIGTERM" test $? = 0
 SPID=""
 check "no sanitizer or runtime error in the server log" bash -c "! grep -E 'Sanitizer|runtime error' '$T/serve.log'"
 
-echo "$pass passed, $fail failed"
-[ "$fail" = 0 ]
+finish
