@@ -1,0 +1,157 @@
+#!/bin/bash
+# nsscache-consumer.sh - allot-scimd read as SUNK's nsscache reads it (issue 13).
+#
+# CoreWeave's fork of nsscache (nss_cache/sources/scimsource.py) ignores
+# `active`, sends the query string of its example config verbatim
+# (`filter=active eq "true"`, URL-encoded, the boolean quoted) and pages by
+# startIndex: next = startIndex + itemsPerPage, stopping at a short or empty
+# page or when totalResults is reached. A later page that fails is silently
+# dropped, so every page must answer. The client below makes those requests
+# and builds the passwd, group and sshkey maps with the fork's path rules
+# (slash-separated paths into the resource, members by `display`); the same
+# maps are also read with bare `cursor` paging. A real allot-scimd on loopback
+# with a `read` token (what the docs give nsscache) serves 23 active users in
+# pages of 10 and 3 deactivated ones: the maps hold every active user, group
+# and key, and nothing of the deactivated users.
+set -u
+SRC=${ALLOT_TOP_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
+. "$SRC/tests/lib/harness.sh"
+SCIMD=${SCIMD:-$PWD/allot-scimd}
+[ -x "$SCIMD" ] || SCIMD=$PWD/scim/allot-scimd
+[ -x "$SCIMD" ] || skip "allot-scimd is not built"
+for tool in curl python3; do command -v $tool >/dev/null || skip "$tool is missing"; done
+harness_tmpdir scimd-nsscache
+T=$HARNESS_TMP
+PORT=$(free_port) || abort "no free port"
+URL=http://127.0.0.1:$PORT
+cat >"$T/allot.yaml" <<EOF
+cluster:
+  name: nsscache
+identity:
+  scim_url: $URL/scim/v2
+  uid_min: 1000
+  uid_max: 60000
+  gid_min: 20000
+  gid_max: 70000
+scim_server:
+  listen: 127.0.0.1:$PORT
+  store: $T/directory.db
+  threads: 1
+oidc:
+  audience: nsscache
+  keys_dir: $T/oidc
+EOF
+S() { "$SCIMD" -c "$T/allot.yaml" "$@"; }
+KEY=AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKLsabgH5C9okWi0dh2l9GKJl
+for i in $(seq -w 1 23); do
+    S user add "user$i" --key "ssh-ed25519 $KEY user$i@laptop" >/dev/null || abort "user add user$i"
+done
+for u in gone1 gone2 gone3; do
+    S user add "$u" --key "ssh-ed25519 $KEY $u@laptop" --inactive >/dev/null || abort "user add $u"
+done
+S group add team-a --member user01 --member gone1 --member user17 >/dev/null || abort "group add"
+S group add leavers --member gone2 --member gone3 >/dev/null || abort "group add"
+TOKEN=$(S token create nsscache --scope read) || abort "token create failed"
+start_service scimd "$SCIMD" -c "$T/allot.yaml" serve
+wait_port "$PORT" 30 || abort "allot-scimd did not start"
+alive_probe curl -sSf --max-time 20 "$URL/healthz"
+
+# The fork's requests and map building; prints the maps as nsscache's files
+# cache would write them, one "map<TAB>line" per entry. $1: startIndex|cursor.
+cat >"$T/nsscache.py" <<'PY'
+import json, sys, urllib.parse, urllib.request
+mode, base, token = sys.argv[1], sys.argv[2], sys.argv[3]
+EXT = "urn:ietf:params:scim:schemas:extension:allot:2.0:PosixUser"
+GEXT = "urn:ietf:params:scim:schemas:extension:allot:2.0:PosixGroup"
+# scim_users_parameters / scim_groups_parameters as in docs/scimd.md; the fork
+# URL-encodes special characters (spaces, quotes) itself.
+USERS = 'filter=active eq "true"&count=10'
+GROUPS = "count=1"
+def encode(params):
+    return "&".join(k + "=" + urllib.parse.quote(v, safe="") for k, v in
+                    (p.split("=", 1) for p in params.split("&")))
+def fetch(url):
+    req = urllib.request.Request(url, headers={
+        "Authorization": "Bearer " + token,
+        "Content-Type": "application/scim+json", "Accept": "application/scim+json",
+        "User-Agent": "nsscache"})
+    with urllib.request.urlopen(req, timeout=20) as r:
+        return json.loads(r.read().decode())
+def pages_by_index(url):  # scimsource.py UpdateGetter.GetUpdates
+    start = 1
+    while True:
+        page = fetch(f"{url}&startIndex={start}")
+        resources = page.get("Resources", [])
+        yield resources
+        if len(resources) < page.get("itemsPerPage", 0) or not resources:
+            return
+        total, cur = page.get("totalResults", 0), page.get("startIndex", 1)
+        if total > 0 and cur + len(resources) - 1 >= total:
+            return
+        start = cur + page.get("itemsPerPage", 0)
+def pages_by_cursor(url):  # bare `cursor` first, then cursor=nextCursor
+    page = fetch(url + "&cursor")
+    while True:
+        yield page.get("Resources", [])
+        if not page.get("nextCursor"):
+            return
+        page = fetch(url + "&cursor=" + urllib.parse.quote(page["nextCursor"], safe=""))
+def path(data, p):  # _ExtractFromPath: "/"-separated
+    for part in p.split("/"):
+        data = data.get(part) if isinstance(data, dict) else None
+        if data is None:
+            return None
+    return data
+pages = pages_by_index if mode == "startIndex" else pages_by_cursor
+users = f"{base}/Users?{encode(USERS)}"
+groups = f"{base}/Groups?{encode(GROUPS)}"
+out = []
+for res in pages(users):
+    for u in res:
+        name = path(u, "userName")
+        out.append("passwd\t%s:x:%d:%d:%s:%s:%s" % (
+            name, path(u, EXT + "/uidNumber"), path(u, EXT + "/gidNumber"),
+            u.get("displayName", ""), path(u, EXT + "/homeDirectory"),
+            path(u, EXT + "/loginShell") or "/bin/bash"))
+for res in pages(users):
+    for u in res:
+        for k in path(u, EXT + "/sshPublicKeys") or []:
+            out.append("sshkey\t%s:%s" % (path(u, "userName"), k))
+for res in pages(groups):
+    for g in res:
+        members = [m["display"] for m in g.get("members", []) if m.get("display")]
+        out.append("group\t%s:x:%d:%s" % (g["displayName"], path(g, GEXT + "/gidNumber"),
+                                          ",".join(members)))
+print("\n".join(out))
+PY
+
+for mode in startIndex cursor; do
+    maps=$(python3 "$T/nsscache.py" "$mode" "$URL/scim/v2" "$TOKEN" 2>"$T/$mode.err") ||
+        { fail "$mode: the nsscache client failed: $(tail -1 "$T/$mode.err")"; continue; }
+    expect_eq "$mode: passwd map holds every active user" \
+        "$(echo "$maps" | grep -c '^passwd	user[0-9][0-9]:x:')" 23
+    expect_eq "$mode: passwd map entries are unique" \
+        "$(echo "$maps" | grep '^passwd' | sort -u | wc -l)" 23
+    expect_eq "$mode: sshkey map holds every active user's key" \
+        "$(echo "$maps" | grep -c "^sshkey	user[0-9][0-9]:ssh-ed25519 $KEY user")" 23
+    expect_not_contains "$mode: no deactivated user in any map" "$maps" "gone"
+    expect_contains "$mode: group map lists team-a's active members" "$maps" \
+        "$(printf 'group\tteam-a:x:')"
+    expect_match "$mode: team-a has exactly user01 and user17" \
+        "$(echo "$maps" | grep '^group	team-a')" ':user01,user17$'
+    expect_match "$mode: a group of only deactivated users is listed empty" \
+        "$(echo "$maps" | grep '^group	leavers')" ':x:[0-9]+:$'
+done
+
+# The example's filter as sent (quoted boolean) is answered, not 400.
+code=$(curl -s -o "$T/f.json" -w '%{http_code}' -H "Authorization: Bearer $TOKEN" \
+    "$URL/scim/v2/Users?filter=active%20eq%20%22true%22")
+expect_eq 'filter=active eq "true" is answered 200' "$code" 200
+expect_eq 'and totalResults counts active users only' \
+    "$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["totalResults"])' "$T/f.json")" 23
+# Asking for the deactivated ones with a read token finds none.
+code=$(curl -s -o "$T/g.json" -w '%{http_code}' -H "Authorization: Bearer $TOKEN" \
+    "$URL/scim/v2/Users?filter=active%20eq%20%22false%22")
+expect_eq 'filter=active eq "false" with a read token: 200, nobody' "$code $(
+    python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["totalResults"])' "$T/g.json")" "200 0"
+finish
