@@ -741,3 +741,17 @@ TEST(ScimAttributes, ConfigDialectAndOverrides)
     ASSERT_TRUE(plain.ok());
     EXPECT_EQ(scim_attribute_map(plain.config->identity).uid, std::string(kExt) + ":uidNumber");
 }
+
+TEST(ScimReadOnly, CursorListingEndingEmptyBeforeTotalResultsIsTruncation)
+{
+    FakeHttp http;
+    http.on("/Groups", 200, list_json({}, 0));
+    http.on("cursor=c2", 200, list_json({}, 5));
+    http.on("startIndex=1", 200, list_json({user_json("u1", "alice", 20001)}, 5, 1, "c2"));
+    ScimFetchOptions o;
+    o.base_url = "https://x";
+    o.ext_schema = kExt;
+    auto d = fetch_directory(http, o);
+    ASSERT_FALSE(d.ok());
+    EXPECT_TRUE(d.error().is(scim_source::Errc::Truncated));
+}
