@@ -24,6 +24,11 @@ struct NodeMsgDeleter {
 };
 using NodeMsgPtr = std::unique_ptr<node_info_msg_t, NodeMsgDeleter>;
 
+struct PartMsgDeleter {
+    void operator()(partition_info_msg_t* m) const { slurm_free_partition_info_msg(m); }
+};
+using PartMsgPtr = std::unique_ptr<partition_info_msg_t, PartMsgDeleter>;
+
 std::string str(const char* s)
 {
     return s ? s : "";
@@ -123,6 +128,12 @@ Result<Snapshot> take_snapshot()
     if (slurm_load_node(0, &nodes_raw, SHOW_ALL) != SLURM_SUCCESS)
         return ctld_down("slurm_load_node");
     NodeMsgPtr nodes(nodes_raw);
+    // slurmctld does not send a node's partitions: the client fills them in, as sinfo does.
+    partition_info_msg_t* parts_raw = nullptr;
+    if (slurm_load_partitions(0, &parts_raw, SHOW_ALL) != SLURM_SUCCESS)
+        return ctld_down("slurm_load_partitions");
+    PartMsgPtr parts(parts_raw);
+    slurm_populate_node_partitions(nodes.get(), parts.get());
     snap.jobs.reserve(jobs->record_count);
     for (uint32_t i = 0; i < jobs->record_count; ++i)
         snap.jobs.push_back(job_sample(jobs->job_array[i]));

@@ -7,7 +7,7 @@
 
 namespace allot::exporter {
 
-// Two RPCs (slurm_load_jobs, slurm_load_node), whatever the number of
+// Three RPCs (slurm_load_jobs, slurm_load_node, slurm_load_partitions), whatever the number of
 // scrapers. SlurmctldDown when either gets no answer. Calls slurm_init() once.
 Result<Snapshot> take_snapshot();
 
