@@ -156,9 +156,20 @@ AccountSpec default_account(const Config& config)
     return def;
 }
 
+// The only QOS of users in no team. It sets no GPU limit on purpose: a QOS
+// limit of the same kind overrides the association's, so the default account's
+// GrpTRES=gres/gpu=0 governs only under a QOS without one (with general or spot
+// a team-less user's GPU job would run wherever job_submit/allot is not loaded).
+QosSpec no_team_qos(const Config& config)
+{
+    QosSpec q;
+    q.name = config.cluster.default_account;
+    q.description = std::string(kManagedMarker) + ": users in no team (0 GPUs by the account)";
+    return q;
+}
+
 // A user's associations: one per team (the first in config order is the
-// DefaultAccount), or the default account with the opt-in tiers only (its
-// GrpTRES=gres/gpu=0 keeps GPUs away).
+// DefaultAccount), or the default account under its own QOS only.
 void add_user(const Config& config, const PosixUser& u, const std::vector<const TeamConfig*>* teams,
               AccountingState& st)
 {
@@ -171,8 +182,8 @@ void add_user(const Config& config, const PosixUser& u, const std::vector<const 
         AssocSpec as;
         as.user = u.name;
         as.account = us.default_account;
-        as.qos = {general, spot};
-        as.default_qos = general;
+        as.qos = {config.cluster.default_account};
+        as.default_qos = config.cluster.default_account;
         st.assocs[{u.name, as.account}] = as;
     } else {
         us.default_account = teams->front()->account;
@@ -194,7 +205,8 @@ AccountingState desired_state(const Config& config, const ValidatedDirectory& di
                               std::vector<std::string>& notes)
 {
     AccountingState st;
-    for (QosSpec q : {spot_qos(config.tiers), general_qos(config.tiers)}) st.qos[q.name] = q;
+    for (QosSpec q : {spot_qos(config.tiers), general_qos(config.tiers), no_team_qos(config)})
+        st.qos[q.name] = q;
     const AccountSpec def = default_account(config);
     st.accounts[def.name] = def;
 

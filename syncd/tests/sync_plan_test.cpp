@@ -101,6 +101,11 @@ TEST(DesiredState, PolicyQosAccountsAndAssociations)
     EXPECT_EQ(cb.qos, (std::set<std::string>{"general", "proj-b", "spot"}));
     EXPECT_EQ(cb.default_qos, "proj-b");
     EXPECT_TRUE(d.assocs.count({"bob", "default"}));
+    // No GPU tier for users in no team: a QOS GPU limit would override the account's 0.
+    const AssocSpec& bob = d.assocs.at({"bob", "default"});
+    EXPECT_EQ(bob.qos, std::set<std::string>{"default"});
+    EXPECT_EQ(bob.default_qos, "default");
+    EXPECT_TRUE(d.qos.at("default").grp_tres.empty());
     EXPECT_FALSE(d.assocs.count({"alice", "default"}));
 }
 
