@@ -39,7 +39,8 @@ build() {
 check() {
     step "make check (unit tests, ABI checks and the real-cluster lab)"
     local rc=0
-    ALLOT_LAB=1 make -j"$(nproc)" check || rc=$?
+    # The fuzz targets run for a bounded time each (fuzz/README.md).
+    ALLOT_LAB=1 ALLOT_FUZZ=1 ALLOT_FUZZ_SECONDS=${ALLOT_FUZZ_SECONDS:-20} make -j"$(nproc)" check || rc=$?
     summarize
     return $rc
 }
