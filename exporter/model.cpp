@@ -120,17 +120,18 @@ std::vector<Family> partition_families(const Snapshot& snap, const Config& confi
         for (const auto& p : n.partitions) {
             auto it = by.find(p);
             if (it == by.end()) continue;
-            Counts& c = it->second;
-            const double total = static_cast<double>(n.gpus);
-            const double alloc = static_cast<double>(std::min(n.gpus_allocated, n.gpus));
-            c.total += total;
-            c.allocated += alloc;
             // A down node's free GPUs cannot be used: they count as down, not idle.
+            it->second.total += static_cast<double>(n.gpus);
             if (n.down)
-                c.down += total - alloc;
-            else
-                c.idle += total - alloc;
+                it->second.down += static_cast<double>(n.gpus - std::min(n.gpus_allocated, n.gpus));
         }
+    // Allocated from the running jobs of the partition: slurmctld's node table does not
+    // always carry the per-node allocation to clients (GresUsed empty on some releases).
+    for (const auto& j : snap.jobs) {
+        auto it = by.find(j.partition);
+        if (is_running(j) && it != by.end()) it->second.allocated += static_cast<double>(j.gpus);
+    }
+    for (auto& [p, c] : by) c.idle = std::max(0.0, c.total - c.allocated - c.down);
     Family total = gauge("allot_partition_gpus", "GPUs configured on the partition's nodes.");
     Family alloc = gauge("allot_partition_gpus_allocated", "GPUs of the partition in use.");
     Family idle = gauge("allot_partition_gpus_idle", "GPUs of the partition free on usable nodes.");

@@ -100,13 +100,30 @@ std::vector<std::string> split_commas(const std::string& s)
     return out;
 }
 
+// GPUs allocated on a node: slurmctld sends them in the node's select data (what
+// scontrol shows as AllocTRES); GresUsed, which it leaves empty, is the fallback.
+uint64_t node_gpus_allocated(const node_info_t& n)
+{
+    char* alloc = nullptr;
+    uint64_t gpus = 0;
+    if (n.select_nodeinfo &&
+        slurm_get_select_nodeinfo(n.select_nodeinfo, SELECT_NODEDATA_TRES_ALLOC_FMT_STR,
+                                  NODE_STATE_ALLOCATED, &alloc) == SLURM_SUCCESS &&
+        alloc) {
+        auto g = gpus_in_tres(alloc);
+        if (g.ok()) gpus = g.value();
+        slurm_xfree(reinterpret_cast<void**>(&alloc));
+    }
+    return gpus ? gpus : gpus_in_gres(str(n.gres_used));
+}
+
 NodeSample node_sample(const node_info_t& n)
 {
     NodeSample s;
     s.name = str(n.name);
     s.partitions = split_commas(str(n.partitions));
     s.gpus = gpus_in_gres(str(n.gres));
-    s.gpus_allocated = gpus_in_gres(str(n.gres_used));
+    s.gpus_allocated = node_gpus_allocated(n);
     const uint32_t base = n.node_state & NODE_STATE_BASE;
     s.down = base == NODE_STATE_DOWN || base == NODE_STATE_FUTURE ||
              (n.node_state & (NODE_STATE_DRAIN | NODE_STATE_FAIL | NODE_STATE_NO_RESPOND));
