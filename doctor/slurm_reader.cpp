@@ -7,6 +7,7 @@
 
 #include "compat/slurm.hpp"
 #include "compat/slurm_list.hpp"
+#include "compat/slurm_msg.hpp"
 
 extern "C" {
 // src/common/slurm_protocol_defs.h: the items of slurm_ctl_conf_2_key_pairs()'s
@@ -37,26 +38,12 @@ std::string last_error()
     return str(slurm_strerror(slurm_get_errno()));
 }
 
-struct CtlConfDeleter {
-    void operator()(slurm_conf_t* c) const
-    {
-        if (c) slurm_free_ctl_conf(c);
-    }
-};
-
-struct PartitionsDeleter {
-    void operator()(partition_info_msg_t* p) const
-    {
-        if (p) slurm_free_partition_info_msg(p);
-    }
-};
-
 Result<SlurmConf> read_conf()
 {
     slurm_conf_t* raw = nullptr;
     if (slurm_load_ctl_conf(0, &raw) != SLURM_SUCCESS)
         return make_error("cannot read slurmctld's configuration: " + last_error());
-    std::unique_ptr<slurm_conf_t, CtlConfDeleter> conf(raw);
+    slurm_compat::CtlConfPtr conf(raw);
     slurm_compat::ListPtr pairs(static_cast<list_t*>(slurm_ctl_conf_2_key_pairs(conf.get())));
     SlurmConf out;
     slurm_compat::for_each<allot_config_key_pair_t>(
@@ -69,7 +56,7 @@ Result<std::vector<Partition>> read_partitions()
     partition_info_msg_t* raw = nullptr;
     if (slurm_load_partitions(0, &raw, SHOW_ALL) != SLURM_SUCCESS)
         return make_error("cannot read slurmctld's partitions: " + last_error());
-    std::unique_ptr<partition_info_msg_t, PartitionsDeleter> msg(raw);
+    slurm_compat::PartitionMsgPtr msg(raw);
     std::vector<Partition> out;
     for (uint32_t i = 0; i < msg->record_count; ++i) {
         const partition_info_t& p = msg->partition_array[i];

@@ -9,25 +9,14 @@
 #include <mutex>
 
 #include "allot/gpu_request.hpp"
-#include "compat/slurm.hpp"
+#include "compat/slurm_msg.hpp"
 
 namespace allot::exporter {
 namespace {
 
-struct JobMsgDeleter {
-    void operator()(job_info_msg_t* m) const { slurm_free_job_info_msg(m); }
-};
-using JobMsgPtr = std::unique_ptr<job_info_msg_t, JobMsgDeleter>;
-
-struct NodeMsgDeleter {
-    void operator()(node_info_msg_t* m) const { slurm_free_node_info_msg(m); }
-};
-using NodeMsgPtr = std::unique_ptr<node_info_msg_t, NodeMsgDeleter>;
-
-struct PartMsgDeleter {
-    void operator()(partition_info_msg_t* m) const { slurm_free_partition_info_msg(m); }
-};
-using PartMsgPtr = std::unique_ptr<partition_info_msg_t, PartMsgDeleter>;
+using slurm_compat::JobMsgPtr;
+using slurm_compat::NodeMsgPtr;
+using PartMsgPtr = slurm_compat::PartitionMsgPtr;
 
 std::string str(const char* s)
 {

@@ -17,6 +17,7 @@
 #include "allot/gpu_request.hpp"
 #include "allot/units.hpp"
 #include "compat/slurm_list.hpp"  // also the exported but undeclared state/reason names and bitmaps
+#include "compat/slurm_msg.hpp"
 #include "slurm_query.hpp"
 
 namespace allot::mylimits {
@@ -25,15 +26,8 @@ namespace {
 using slurm_compat::for_each;
 using slurm_compat::ListPtr;
 
-struct JobMsgDeleter {
-    void operator()(job_info_msg_t* m) const { slurm_free_job_info_msg(m); }
-};
-using JobMsgPtr = std::unique_ptr<job_info_msg_t, JobMsgDeleter>;
-
-struct AssocMgrDeleter {
-    void operator()(assoc_mgr_info_msg_t* m) const { slurm_free_assoc_mgr_info_msg(m); }
-};
-using AssocMgrPtr = std::unique_ptr<assoc_mgr_info_msg_t, AssocMgrDeleter>;
+using slurm_compat::JobMsgPtr;
+using AssocMgrPtr = slurm_compat::AssocMgrMsgPtr;
 
 // One persistent slurmdbd connection, closed once.
 class DbConn {

@@ -1,17 +1,14 @@
 // munge.cpp - MungeDecoder on libmunge (see munge.hpp).
 #include "munge.hpp"
 
-#include <munge.h>
+#include "compat/munge.hpp"
 
 #include <cstdlib>
 
 namespace allot::scimd {
 namespace {
 
-struct CtxDeleter {
-    void operator()(munge_ctx_t c) const { munge_ctx_destroy(c); }
-};
-using CtxPtr = std::unique_ptr<std::remove_pointer_t<munge_ctx_t>, CtxDeleter>;
+using munge_compat::CtxPtr;
 
 Result<CtxPtr> make_ctx(const std::string& socket)
 {

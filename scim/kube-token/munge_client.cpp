@@ -1,7 +1,7 @@
 // munge_client.cpp - see munge_client.hpp.
 #include "munge_client.hpp"
 
-#include <munge.h>
+#include "compat/munge.hpp"
 
 #include <cstdlib>
 #include <memory>
@@ -11,10 +11,7 @@ namespace allot::kubetoken {
 
 namespace {
 
-struct CtxDeleter {
-    void operator()(munge_ctx_t c) const { munge_ctx_destroy(c); }
-};
-using CtxPtr = std::unique_ptr<std::remove_pointer_t<munge_ctx_t>, CtxDeleter>;
+using munge_compat::CtxPtr;
 
 struct CredFree {
     void operator()(char* p) const { std::free(p); }
