@@ -14,34 +14,8 @@
 # pages of 10 and 3 deactivated ones: the maps hold every active user, group
 # and key, and nothing of the deactivated users.
 set -u
-SRC=${ALLOT_TOP_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
-. "$SRC/tests/lib/harness.sh"
-SCIMD=${SCIMD:-$PWD/allot-scimd}
-[ -x "$SCIMD" ] || SCIMD=$PWD/scim/allot-scimd
-[ -x "$SCIMD" ] || skip "allot-scimd is not built"
-for tool in curl python3; do command -v $tool >/dev/null || skip "$tool is missing"; done
-harness_tmpdir scimd-nsscache
-T=$HARNESS_TMP
-PORT=$(free_port) || abort "no free port"
-URL=http://127.0.0.1:$PORT
-cat >"$T/allot.yaml" <<EOF
-cluster:
-  name: nsscache
-identity:
-  scim_url: $URL/scim/v2
-  uid_min: 1000
-  uid_max: 60000
-  gid_min: 20000
-  gid_max: 70000
-scim_server:
-  listen: 127.0.0.1:$PORT
-  store: $T/directory.db
-  threads: 1
-oidc:
-  audience: nsscache
-  keys_dir: $T/oidc
-EOF
-S() { "$SCIMD" -c "$T/allot.yaml" "$@"; }
+. "$(dirname "$0")/scimd-lib.sh"
+scimd_setup nsscache python3
 KEY=AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKLsabgH5C9okWi0dh2l9GKJl
 for i in $(seq -w 1 23); do
     S user add "user$i" --key "ssh-ed25519 $KEY user$i@laptop" >/dev/null || abort "user add user$i"
@@ -52,9 +26,7 @@ done
 S group add team-a --member user01 --member gone1 --member user17 >/dev/null || abort "group add"
 S group add leavers --member gone2 --member gone3 >/dev/null || abort "group add"
 TOKEN=$(S token create nsscache --scope read) || abort "token create failed"
-start_service scimd "$SCIMD" -c "$T/allot.yaml" serve
-wait_port "$PORT" 30 || abort "allot-scimd did not start"
-alive_probe curl -sSf --max-time 20 "$URL/healthz"
+scimd_start
 
 # The fork's requests and map building; prints the maps as nsscache's files
 # cache would write them, one "map<TAB>line" per entry. $1: startIndex|cursor.

@@ -10,38 +10,10 @@
 # document or a repeated key is refused (400 invalidSyntax), never truncated.
 # `allot-scimd apply` refuses the same entries.
 set -u
-SRC=${ALLOT_TOP_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
-. "$SRC/tests/lib/harness.sh"
-SCIMD=${SCIMD:-$PWD/allot-scimd}
-[ -x "$SCIMD" ] || SCIMD=$PWD/scim/allot-scimd
-[ -x "$SCIMD" ] || skip "allot-scimd is not built"
-for tool in curl jq; do command -v $tool >/dev/null || skip "$tool is missing"; done
-harness_tmpdir scimd-validate
-T=$HARNESS_TMP
-PORT=$(free_port) || abort "no free port"
-URL=http://127.0.0.1:$PORT
-cat >"$T/allot.yaml" <<EOF
-cluster:
-  name: validate
-identity:
-  scim_url: $URL/scim/v2
-  uid_min: 1000
-  uid_max: 60000
-  gid_min: 20000
-  gid_max: 70000
-scim_server:
-  listen: 127.0.0.1:$PORT
-  store: $T/directory.db
-  threads: 1
-oidc:
-  audience: validate
-  keys_dir: $T/oidc
-EOF
-S() { "$SCIMD" -c "$T/allot.yaml" "$@"; }
+. "$(dirname "$0")/scimd-lib.sh"
+scimd_setup validate jq
 TOKEN=$(S token create writer --scope write) || abort "token create failed"
-start_service scimd "$SCIMD" -c "$T/allot.yaml" serve
-wait_port "$PORT" 30 || abort "allot-scimd did not start: $(cat "$T/scimd.log")"
-alive_probe curl -sSf --max-time 20 "$URL/healthz"
+scimd_start
 
 EXT=urn:ietf:params:scim:schemas:extension:allot:2.0:PosixUser
 # call METHOD PATH BODY: prints "STATUS SCIMTYPE DETAIL"
