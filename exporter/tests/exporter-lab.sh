@@ -53,13 +53,6 @@ pq() { # pq <PromQL>: the single value of an instant query, "none" when it has n
 _target_up() { [ "$(pq 'up{job="allot"}')" = 1 ]; }
 check "Prometheus scrapes the exporter" wait_for 60 "the allot target to be up" _target_up
 
-sub() { as "$1" sbatch --parsable -o /dev/null "${@:2}" --time=10 --wrap 'sleep 300'; }
-gpus_of() { scontrol show job "$1" | tr ' ,' '\n\n' | sed -n 's/^gres\/gpu=//p' | head -1; }
-sum_gpus() { # sum_gpus <squeue filters...>: GPUs of the matching running jobs
-    local t=0 j
-    for j in $(squeue -h -t R -o %i "$@"); do t=$((t + $(gpus_of "$j"))); done
-    echo $t
-}
 sum_pending_gpus() { # sum_pending_gpus <reason> <squeue filters...>
     local t=0 j r=$1
     shift
@@ -79,17 +72,7 @@ node_tres() { # node_tres <CfgTRES|AllocTRES>: GPUs of partition main's nodes in
 }
 
 echo "# jobs in every tier"
-spot=$(sub alice --qos=spot --gpus=8 -c 1 --mem-per-gpu=1G --requeue)
-check "alice's spot job runs" wait_job_state "$spot" RUNNING 60
-proj=$(sub alice --qos=team-a --gpus=4 -c 1 --mem-per-gpu=1G)
-check "alice's project job runs" wait_job_state "$proj" RUNNING 60
-cproj=$(sub carol --qos=team-a --gpus=4 -c 1 --mem-per-gpu=1G)
-check "carol's project job runs (team-a at its cap of 8)" wait_job_state "$cproj" RUNNING 60
-over=$(sub alice --qos=team-a --gpus=2 -c 1 --mem-per-gpu=1G)
-gen=$(sub alice --qos=general --gpus=2 -c 1 --mem-per-gpu=1G)
-check "alice's general job runs by preempting her spot job" wait_job_state "$gen" RUNNING 90
-cgen=$(sub carol --qos=general --gpus=2 -c 1 --mem-per-gpu=1G)
-check "carol's general job runs (team-a at its burst cap of 4)" wait_job_state "$cgen" RUNNING 60
+lab_jobs_in_every_tier
 dproj=$(sub dave -A team-b --qos=team-b --gpus=2 -c 1 --mem-per-gpu=1G)
 check "dave's team-b project job runs" wait_job_state "$dproj" RUNNING 60
 gover=$(sub alice --qos=general --gpus=1 -c 1 --mem-per-gpu=1G)

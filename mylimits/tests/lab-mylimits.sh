@@ -57,26 +57,9 @@ ml() { # ml <user> [args...]: mylimits as that user, stdout only; exit code in $
         "$M" "$@" 2>"$LAB/tmp/ml.err")
     ML_RC=$?
 }
-sub() { as "$1" sbatch --parsable -o /dev/null "${@:2}" --time=10 --wrap 'sleep 300'; }
-gpus_of() { scontrol show job "$1" | tr ' ,' '\n\n' | sed -n 's/^gres\/gpu=//p' | head -1; }
-sum_gpus() { # sum_gpus <squeue filters...>: GPUs of the matching running jobs
-    local t=0 j
-    for j in $(squeue -h -t R -o %i "$@"); do t=$((t + $(gpus_of "$j"))); done
-    echo $t
-}
 
 echo "# jobs in every tier"
-spot=$(sub alice --qos=spot --gpus=8 -c 1 --mem-per-gpu=1G --requeue)
-check "alice's spot job runs" wait_job_state "$spot" RUNNING 60
-proj=$(sub alice --qos=team-a --gpus=4 -c 1 --mem-per-gpu=1G)
-check "alice's project job runs" wait_job_state "$proj" RUNNING 60
-cproj=$(sub carol --qos=team-a --gpus=4 -c 1 --mem-per-gpu=1G)
-check "carol's project job runs (team-a at its cap of 8)" wait_job_state "$cproj" RUNNING 60
-over=$(sub alice --qos=team-a --gpus=2 -c 1 --mem-per-gpu=1G)
-gen=$(sub alice --qos=general --gpus=2 -c 1 --mem-per-gpu=1G)
-check "alice's general job runs by preempting her spot job" wait_job_state "$gen" RUNNING 90
-cgen=$(sub carol --qos=general --gpus=2 -c 1 --mem-per-gpu=1G)
-check "carol's general job runs (team-a at its general burst cap of 4)" wait_job_state "$cgen" RUNNING 60
+lab_jobs_in_every_tier
 gover=$(sub alice --qos=general --gpus=1 -c 1 --mem-per-gpu=1G)
 bobjob=$(sub bob --gpus=1 -c 1 --mem-per-gpu=1G)
 check "Slurm requeued the preempted spot job (Restarts=1)" wait_job_field "$spot" Restarts 1

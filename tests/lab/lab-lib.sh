@@ -22,6 +22,33 @@ _all_idle() { [ "$(sinfo -h -N -o %T | grep -vc idle)" = 0 ]; }
 lab_wait_idle() { wait_for 120 "every node idle" _all_idle; }
 _pid_gone() { ! _pid_alive "$1"; }
 
+# The scripted workload of the lab tests that compare a view of the policy with
+# Slurm's (mylimits, allot-exporter): sub USER SBATCH-ARGS... submits a 300 s
+# sleeper; gpus_of JOB; sum_gpus SQUEUE-FILTERS... (GPUs of running jobs).
+sub() { as "$1" sbatch --parsable -o /dev/null "${@:2}" --time=10 --wrap 'sleep 300'; }
+gpus_of() { scontrol show job "$1" | tr ' ,' '\n\n' | sed -n 's/^gres\/gpu=//p' | head -1; }
+sum_gpus() {
+    local t=0 j
+    for j in $(squeue -h -t R -o %i "$@"); do t=$((t + $(gpus_of "$j"))); done
+    echo $t
+}
+# lab_jobs_in_every_tier: on team-a (8 GPUs, general burst cap 4) sets spot (alice's
+# spot job, preempted and requeued by gen), proj and cproj (team-a at its cap),
+# over (a project job over the cap) and gen, cgen (general, team-a at its burst cap).
+lab_jobs_in_every_tier() {
+    spot=$(sub alice --qos=spot --gpus=8 -c 1 --mem-per-gpu=1G --requeue)
+    check "alice's spot job runs" wait_job_state "$spot" RUNNING 60
+    proj=$(sub alice --qos=team-a --gpus=4 -c 1 --mem-per-gpu=1G)
+    check "alice's project job runs" wait_job_state "$proj" RUNNING 60
+    cproj=$(sub carol --qos=team-a --gpus=4 -c 1 --mem-per-gpu=1G)
+    check "carol's project job runs (team-a at its cap of 8)" wait_job_state "$cproj" RUNNING 60
+    over=$(sub alice --qos=team-a --gpus=2 -c 1 --mem-per-gpu=1G)
+    gen=$(sub alice --qos=general --gpus=2 -c 1 --mem-per-gpu=1G)
+    check "alice's general job runs by preempting her spot job" wait_job_state "$gen" RUNNING 90
+    cgen=$(sub carol --qos=general --gpus=2 -c 1 --mem-per-gpu=1G)
+    check "carol's general job runs (team-a at its general burst cap of 4)" wait_job_state "$cgen" RUNNING 60
+}
+
 # ctld_restart / slurmd_restart: stop the daemon by its recorded PID and start it again.
 ctld_restart() {
     local pid
