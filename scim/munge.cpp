@@ -20,11 +20,22 @@ Result<CtxPtr> make_ctx(const std::string& socket)
     return ctx;
 }
 
+cred::Errc code_of(munge_err_t rc)
+{
+    switch (rc) {
+        case EMUNGE_CRED_REPLAYED: return cred::Errc::Replayed;
+        case EMUNGE_CRED_EXPIRED:
+        case EMUNGE_CRED_REWOUND: return cred::Errc::Expired;
+        case EMUNGE_SOCKET: return cred::Errc::Unavailable;
+        default: return cred::Errc::Invalid;
+    }
+}
+
 class LibmungeDecoder final : public MungeDecoder {
 public:
     explicit LibmungeDecoder(std::string socket) : socket_(std::move(socket)) {}
 
-    Result<MungeCredential> decode(const std::string& cred, MungeError* why) override
+    Result<MungeCredential> decode(const std::string& cred) override
     {
         auto ctx = make_ctx(socket_);
         if (!ctx) return ctx.error();
@@ -39,14 +50,8 @@ public:
             payload.assign(static_cast<const char*>(buf), static_cast<size_t>(len));
             std::free(buf);
         }
-        if (rc != EMUNGE_SUCCESS) {
-            if (why) {
-                why->replayed = rc == EMUNGE_CRED_REPLAYED;
-                why->expired = rc == EMUNGE_CRED_EXPIRED || rc == EMUNGE_CRED_REWOUND;
-                why->message = munge_strerror(rc);
-            }
-            return make_error(std::string("munge: ") + munge_strerror(rc));
-        }
+        if (rc != EMUNGE_SUCCESS)
+            return make_error(code_of(rc), std::string("munge: ") + munge_strerror(rc));
         MungeCredential c;
         c.uid = uid;
         c.gid = gid;
@@ -70,5 +75,23 @@ std::unique_ptr<MungeDecoder> make_libmunge_decoder(const std::string& socket_pa
 {
     return std::make_unique<LibmungeDecoder>(socket_path);
 }
+
+namespace cred {
+namespace {
+constexpr const char* kTexts[] = {
+    "success",
+    "credential rejected",
+    "credential already used",
+    "credential expired",
+    "munged unavailable",
+};
+}  // namespace
+
+const std::error_category& category() noexcept
+{
+    static const ErrorArea area("munge-credential", kTexts);
+    return area;
+}
+}  // namespace cred
 
 }  // namespace allot::scimd

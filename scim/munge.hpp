@@ -13,8 +13,23 @@
 #include "allot/result.hpp"
 #include "allot/token_exchange.hpp"
 
-namespace allot::scimd {
+namespace allot::scimd::cred {
 
+// Why a credential was refused: the token endpoint answers differently for a
+// replayed or expired one (the client should mint a new credential).
+enum class Errc {
+    Ok = 0,
+    Invalid,      // malformed, wrong key or realm: munged refused it
+    Replayed,     // munged has seen it before
+    Expired,      // older than its TTL, or from before munged's clock rewound
+    Unavailable,  // munged did not answer
+};
+
+}  // namespace allot::scimd::cred
+
+ALLOT_ERROR_AREA(allot::scimd::cred, Errc);
+
+namespace allot::scimd {
 
 struct MungeCredential {
     uint32_t uid = 0;
@@ -24,16 +39,11 @@ struct MungeCredential {
     std::string payload;
 };
 
-struct MungeError {
-    bool replayed = false;
-    bool expired = false;
-    std::string message;
-};
-
 class MungeDecoder {
 public:
     virtual ~MungeDecoder() = default;
-    virtual Result<MungeCredential> decode(const std::string& credential, MungeError* why) = 0;
+    // Errors carry a cred::Errc code and munged's own text.
+    virtual Result<MungeCredential> decode(const std::string& credential) = 0;
 };
 
 // socket_path empty: libmunge's default socket.

@@ -63,11 +63,11 @@ HttpResponse Service::token(const HttpRequest& r)
     if (cred.empty() || cred.size() > 4096 || cred.rfind("MUNGE:", 0) != 0)
         return refuse("invalid_request", "subject_token must be a MUNGE credential");
     if (!munge_) return refuse("invalid_grant", "munge is not configured on this server");
-    MungeError why;
-    auto c = munge_->decode(cred, &why);
+    auto c = munge_->decode(cred);
     if (!c) {
-        if (why.replayed) return refuse("invalid_grant", "credential already used");
-        if (why.expired) return refuse("invalid_grant", "credential expired");
+        if (c.error().is(cred::Errc::Replayed))
+            return refuse("invalid_grant", "credential already used");
+        if (c.error().is(cred::Errc::Expired)) return refuse("invalid_grant", "credential expired");
         return refuse("invalid_grant", "credential rejected: " + c.error().message);
     }
     const int64_t now = clock_.now();

@@ -62,11 +62,11 @@ public:
     explicit CountingMunge(const FakeClock& clock) : clock_(clock) {}
     int64_t age = 1;
     int64_t ttl = 300;
-    Result<MungeCredential> decode(const std::string& cred, MungeError*) override
+    Result<MungeCredential> decode(const std::string& cred) override
     {
         const size_t colon = cred.find(':', 6);
         if (cred.rfind("MUNGE:", 0) != 0 || colon == std::string::npos)
-            return make_error("Invalid credential format");
+            return make_error(cred::Errc::Invalid, "Invalid credential format");
         MungeCredential c;
         c.uid = static_cast<uint32_t>(std::stoul(cred.substr(6, colon - 6)));
         c.gid = c.uid;

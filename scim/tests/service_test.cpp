@@ -24,15 +24,12 @@ public:
 class FakeMunge final : public MungeDecoder {
 public:
     std::map<std::string, MungeCredential> creds;
-    std::map<std::string, MungeError> errors;
-    Result<MungeCredential> decode(const std::string& cred, MungeError* why) override
+    std::map<std::string, Error> errors;
+    Result<MungeCredential> decode(const std::string& cred) override
     {
-        if (auto e = errors.find(cred); e != errors.end()) {
-            *why = e->second;
-            return make_error(e->second.message);
-        }
+        if (auto e = errors.find(cred); e != errors.end()) return e->second;
         auto it = creds.find(cred);
-        if (it == creds.end()) return make_error("Invalid credential format");
+        if (it == creds.end()) return make_error(cred::Errc::Invalid, "Invalid credential format");
         return it->second;
     }
 };
@@ -564,7 +561,7 @@ TEST_F(ServiceTest, TokenExchange)
     EXPECT_EQ(
         refused(exchange(cred("otheraud", 1500, 1, std::string(kMungePayloadPrefix) + "prod"))),
         "invalid_grant: credential was not minted for this token exchange");
-    munge->errors["MUNGE:replayed"] = MungeError{true, false, "Replayed credential"};
+    munge->errors["MUNGE:replayed"] = Error(cred::Errc::Replayed, "Replayed credential");
     EXPECT_EQ(refused(exchange("MUNGE:replayed")), "invalid_grant: credential already used");
     EXPECT_EQ(refused(exchange("MUNGE:garbage")).substr(0, 33),
               "invalid_grant: credential rejecte");
