@@ -15,9 +15,8 @@ CHECK=$BUILD/tests/abi/dlopen_check
 EXPECTED=$SRC/tests/abi/expected
 SLURMFULL=${SLURM_FULL_LIB:-/usr/lib/x86_64-linux-gnu/slurm-wlm/libslurmfull.so}
 declare -A PRELOAD_FILE=([slurmfull]=$SLURMFULL [slurmctld]=$BUILD/tests/abi/.libs/libslurmctld_stub.so)
-passed=0 failed=0
-ok() { echo "ok - $1"; passed=$((passed + 1)); }
-not_ok() { echo "not ok - $1"; failed=$((failed + 1)); }
+# shellcheck disable=SC1091
+. "$SRC/tests/lib/harness.sh"
 
 # The shared objects the build installs: "name.la" per line.
 installed_libraries() {
@@ -31,9 +30,9 @@ installed_libraries() {
 for la in $(installed_libraries); do
     stem=${la%.la}
     if compgen -G "$EXPECTED/$stem.so*.syms" >/dev/null; then
-        ok "$stem has an expected ABI"
+        pass "$stem has an expected ABI"
     else
-        not_ok "$la is installed but has no tests/abi/expected/$stem.so.syms"
+        fail "$la is installed but has no tests/abi/expected/$stem.so.syms"
     fi
 done
 
@@ -41,25 +40,24 @@ for expected in "$EXPECTED"/*.syms; do
     [ -e "$expected" ] || continue
     name=$(basename "$expected" .syms)
     so=$(find "$BUILD" -path "$BUILD/allot-*" -prune -o -path '*/.libs/*' -name "$name" -print 2>/dev/null | head -1)
-    if [ -z "$so" ]; then not_ok "$name: not built"; continue; fi
+    if [ -z "$so" ]; then fail "$name: not built"; continue; fi
     want=$(grep -v '^#' "$expected" | sort)
     actual=$(nm -D --defined-only --format=posix "$so" | awk '{print $1}' | grep -v '^_init$\|^_fini$' | sort)
     if [ "$actual" = "$want" ]; then
-        ok "$name exports exactly its ABI"
+        pass "$name exports exactly its ABI"
     else
-        not_ok "$name exports differ:"
+        fail "$name exports differ:"
         diff <(echo "$want") <(echo "$actual") | sed 's/^/    # /'
     fi
     preload=()
     for host in $(sed -n 's/^# preload://p' "$expected"); do
-        if [ -z "${PRELOAD_FILE[$host]:-}" ]; then not_ok "$name: unknown preload '$host'"; continue 2; fi
+        if [ -z "${PRELOAD_FILE[$host]:-}" ]; then fail "$name: unknown preload '$host'"; continue 2; fi
         preload+=(-p "${PRELOAD_FILE[$host]}")
     done
     if out=$("$CHECK" "${preload[@]}" "$so" 2>&1); then
-        ok "$name loads with RTLD_NOW"
+        pass "$name loads with RTLD_NOW"
     else
-        not_ok "$name does not load: $out"
+        fail "$name does not load: $out"
     fi
 done
-echo "$passed passed, $failed failed"
-[ "$failed" = 0 ]
+finish
