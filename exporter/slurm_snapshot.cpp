@@ -9,6 +9,7 @@
 #include <mutex>
 
 #include "allot/gpu_request.hpp"
+#include "compat/slurm_job.hpp"
 #include "compat/slurm_msg.hpp"
 
 namespace allot::exporter {
@@ -48,14 +49,7 @@ uint64_t job_gpus(const slurm_job_info_t& j, bool pending)
     uint64_t n = pending ? 0 : tres(j.tres_alloc_str);
     if (!n) n = tres(j.tres_req_str);
     if (n) return n;
-    GpuFields g;
-    g.per_job = str(j.tres_per_job);
-    g.per_node = str(j.tres_per_node);
-    g.per_task = str(j.tres_per_task);
-    g.per_socket = str(j.tres_per_socket);
-    if (j.num_nodes && j.num_nodes != NO_VAL) g.nodes = j.num_nodes;
-    if (j.num_tasks && j.num_tasks != NO_VAL) g.tasks = j.num_tasks;
-    auto c = count_gpus(g);
+    auto c = count_gpus(slurm_compat::gpu_fields_of(j));
     return c.ok() ? c.value().total : 0;
 }
 

@@ -16,6 +16,7 @@
 
 #include "allot/gpu_request.hpp"
 #include "allot/units.hpp"
+#include "compat/slurm_job.hpp"
 #include "compat/slurm_list.hpp"  // also the exported but undeclared state/reason names and bitmaps
 #include "compat/slurm_msg.hpp"
 #include "slurm_query.hpp"
@@ -142,14 +143,7 @@ limits::JobFacts job_facts(const slurm_job_info_t& j)
     if (running) f.gpus = limits::gpus_in_tres_string(str(j.tres_alloc_str));
     if (!f.gpus) f.gpus = limits::gpus_in_tres_string(str(j.tres_req_str));
     if (!f.gpus) {
-        GpuFields g;
-        g.per_job = str(j.tres_per_job);
-        g.per_node = str(j.tres_per_node);
-        g.per_task = str(j.tres_per_task);
-        g.per_socket = str(j.tres_per_socket);
-        if (j.num_nodes && j.num_nodes != NO_VAL) g.nodes = j.num_nodes;
-        if (j.num_tasks && j.num_tasks != NO_VAL) g.tasks = j.num_tasks;
-        if (auto c = count_gpus(g); c.ok()) f.gpus = c.value().total;
+        if (auto c = count_gpus(slurm_compat::gpu_fields_of(j)); c.ok()) f.gpus = c.value().total;
     }
     return f;
 }
