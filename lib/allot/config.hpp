@@ -127,7 +127,7 @@ struct ScimServerConfig {
     std::string listen = "127.0.0.1:8443";
     std::string tls_cert;
     std::string tls_key;
-    std::string store = "/var/lib/allot/directory.db";
+    std::string store = "/var/lib/allot-scimd/directory.db";
     std::string home_template = "/home/{user}";
     std::string shell = "/bin/bash";
     uint32_t max_body_bytes = 1 << 20;
@@ -147,7 +147,7 @@ struct OidcConfig {
     std::string issuer;
     std::string audience;  // the cluster's client id
     uint32_t token_lifetime_seconds = 900;
-    std::string keys_dir = "/var/lib/allot/oidc";
+    std::string keys_dir = "/var/lib/allot-oidc";
     std::string group_prefix;
     uint32_t max_groups = 64;
 };
