@@ -37,7 +37,7 @@ const char* kUsageText =
     "usage: allot-scimd [-c CONFIG] COMMAND ...\n"
     "  serve [--listen HOST:PORT] [--store FILE] [--keys-dir DIR] [--munge-socket PATH]\n"
     "        [--alg ES256|RS256] [--munge-max-age S] [--port-file FILE] [--access-log]\n"
-    "        [--insecure-http]\n"
+    "        [--insecure-http] [--jwks-max-age S]\n"
     "  user add NAME [--display-name S] [--email E] [--uid N] [--gid N] [--shell S] [--home H]\n"
     "                [--key 'TYPE BASE64 [COMMENT]']... [--external-id X] [--inactive]\n"
     "  user set NAME [--display-name S] [--email E] [--shell S] [--home H] [--active yes|no]\n"
@@ -45,8 +45,10 @@ const char* kUsageText =
     "  group add NAME [--gid N] [--member USER]... | group del NAME | group list\n"
     "  group member add|del GROUP USER...\n"
     "  key add USER 'KEYLINE' | key del USER (KEYLINE | --all) | key list USER\n"
-    "  token create NAME --scope read|read-inactive|write [--expires-days N] | token revoke NAME | token list\n"
-    "  keys rotate [--alg ES256|RS256] [--overlap SECONDS] | keys list\n"
+    "  token create NAME --scope read|read-inactive|write [--expires-days N] | token revoke NAME | "
+    "token list\n"
+    "  keys rotate [--alg ES256|RS256] [--overlap S] [--jwks-max-age S]\n"
+    "              [--activate | --activate-after S] | keys activate | keys list\n"
     "  oidc mint USER [--lifetime S] [--audience A] [--now-offset S]  (admin: print an ID token)\n"
     "  apply DIRECTORY.yaml [--plan] [--prune]\n"
     "  render-kube --out DIR\n";
@@ -343,7 +345,9 @@ int token_command(Context& ctx, Args& args, const std::string& sub)
         const auto scope = args.opt("--scope");
         const auto days = args.opt("--expires-days");
         auto pos = args.rest();
-        if (pos.size() != 1 || !scope || (*scope != "read" && *scope != "read-inactive" && *scope != "write")) return kUsage;
+        if (pos.size() != 1 || !scope ||
+            (*scope != "read" && *scope != "read-inactive" && *scope != "write"))
+            return kUsage;
         const std::string secret = "allot_" + base64url_encode(random_bytes(32));
         const int64_t expires = days ? static_cast<int64_t>(time(nullptr)) +
                                            86400LL * parse_u32(*days, "--expires-days")
@@ -378,29 +382,100 @@ int token_command(Context& ctx, Args& args, const std::string& sub)
     return kUsage;
 }
 
+// A running server picks up a new key file within a minute (at once on SIGHUP),
+// so a scheduled key waits the JWKS max-age plus that minute plus a minute of
+// clock skew between this host and the relying parties.
+constexpr int64_t kActivationMargin = 120;
+
+Result<KeyActivations> key_activations(Context& ctx)
+{
+    auto a = ctx.store->key_activations();
+    if (!a) return make_error("store: " + a.error().message);
+    return a.value();
+}
+
+int rotate_command(Context& ctx, const ServiceOptions& so, int64_t now, int64_t activate_after)
+{
+    auto activations = key_activations(ctx);
+    if (!activations) return fail(activations.error().message);
+    // Scheduled before the key file exists: a key file without a schedule signs at once.
+    const std::string file = key_file_name(now, so.alg);
+    const int64_t activates = now + activate_after;
+    auto saved = ctx.store->set_key_activation(file, activates);
+    if (!saved) return store_fail(saved.error());
+    activations.value()[file] = activates;
+    auto key = rotate_keys(so.keys_dir, so.alg, now, so.key_overlap, activations.value());
+    if (!key) {
+        ctx.store->forget_key_activation(file);
+        return fail(key.error().message);
+    }
+    for (const auto& gone : key.value().removed) ctx.store->forget_key_activation(gone);
+    if (activate_after == 0)
+        std::printf("new signing key %s, signing now\n", key.value().kid.c_str());
+    else
+        std::printf("new key %s published; it signs from %s (in %llds)\n", key.value().kid.c_str(),
+                    scim::format_time(activates).c_str(), static_cast<long long>(activate_after));
+    return kOk;
+}
+
+// `keys activate`: the newest key signs from now on (the operator knows every
+// relying party has fetched the JWKS since it was published).
+int activate_command(Context& ctx, const ServiceOptions& so, int64_t now)
+{
+    auto file = newest_key_file(so.keys_dir);
+    if (!file) return fail(file.error().message);
+    auto activations = key_activations(ctx);
+    if (!activations) return fail(activations.error().message);
+    auto it = activations.value().find(file.value());
+    if (it == activations.value().end() || it->second <= now) {
+        std::printf("%s already signs\n", file.value().c_str());
+        return kOk;
+    }
+    auto saved = ctx.store->set_key_activation(file.value(), now);
+    if (!saved) return store_fail(saved.error());
+    std::printf("%s signs from now\n", file.value().c_str());
+    return kOk;
+}
+
 int keys_command(Context& ctx, Args& args, const std::string& sub)
 {
     if (auto a = args.opt("--alg")) ctx.over.alg = *a;
     if (auto o = args.opt("--overlap")) ctx.over.key_overlap = parse_u32(*o, "--overlap");
+    if (auto m = args.opt("--jwks-max-age"))
+        ctx.over.jwks_max_age = parse_u32(*m, "--jwks-max-age");
+    const auto after = args.opt("--activate-after");
+    const bool activate_now = args.flag("--activate");
     args.rest();
     auto so = service_options(ctx.config, ctx.over);
     if (!so) return fail(so.error().message);
     const int64_t now = static_cast<int64_t>(time(nullptr));
     if (sub == "rotate") {
-        auto kid = rotate_keys(so.value().keys_dir, so.value().alg, now, so.value().key_overlap);
-        if (!kid) return fail(kid.error().message);
-        std::printf("new signing key %s\n", kid.value().c_str());
-        return kOk;
+        if (activate_now && after) return kUsage;
+        const int64_t delay = activate_now ? 0
+                              : after      ? parse_u32(*after, "--activate-after")
+                                           : so.value().jwks_max_age + kActivationMargin;
+        return rotate_command(ctx, so.value(), now, delay);
     }
+    if (sub == "activate") return activate_command(ctx, so.value(), now);
     if (sub == "list") {
-        auto set =
-            load_keys(so.value().keys_dir, now, so.value().key_overlap, false, so.value().alg);
+        auto activations = key_activations(ctx);
+        if (!activations) return fail(activations.error().message);
+        auto set = load_keys(so.value().keys_dir, now, so.value().key_overlap, false,
+                             so.value().alg, activations.value());
         if (!set) return fail(set.error().message);
-        for (size_t i = 0; i < set.value()->keys.size(); ++i)
-            std::printf("%s\t%s\tcreated=%s\t%s\n", set.value()->keys[i].kid().c_str(),
-                        alg_name(set.value()->keys[i].alg()),
-                        scim::format_time(set.value()->created[i]).c_str(),
-                        i == 0 ? "signing" : "published (overlap)");
+        const KeySet& ks = *set.value();
+        const size_t signer = ks.signer_index(now);
+        for (size_t i = 0; i < ks.keys.size(); ++i) {
+            const std::string state =
+                i == signer ? "signing"
+                : ks.activates[i] > now
+                    ? "published, signs from " + scim::format_time(ks.activates[i])
+                : i < signer ? "published, superseded"
+                             : "published (overlap)";
+            std::printf("%s\t%s\tcreated=%s\t%s\n", ks.keys[i].kid().c_str(),
+                        alg_name(ks.keys[i].alg()), scim::format_time(ks.created[i]).c_str(),
+                        state.c_str());
+        }
         return kOk;
     }
     return kUsage;
@@ -420,10 +495,13 @@ int oidc_command(Context& ctx, Args& args, const std::string& sub)
     if (!u) return store_fail(u.error());
     const int64_t now =
         static_cast<int64_t>(time(nullptr)) - (at ? parse_u32(*at, "--now-offset") : 0);
-    auto keys = load_keys(so.value().keys_dir, now, so.value().key_overlap, false, so.value().alg);
+    auto activations = key_activations(ctx);
+    if (!activations) return fail(activations.error().message);
+    auto keys = load_keys(so.value().keys_dir, now, so.value().key_overlap, false, so.value().alg,
+                          activations.value());
     if (!keys) return fail(keys.error().message);
     auto t =
-        mint_id_token(keys.value()->signer(), so.value().token, u.value(), now,
+        mint_id_token(keys.value()->signer(now), so.value().token, u.value(), now,
                       lifetime ? parse_u32(*lifetime, "--lifetime") : so.value().token.lifetime);
     if (!t) return fail(t.error().message);
     std::printf("%s\n", t.value().c_str());
@@ -435,6 +513,8 @@ int serve(Context& ctx, Args& args)
     if (auto v = args.opt("--listen")) ctx.over.listen = *v;
     if (auto v = args.opt("--munge-socket")) ctx.over.munge_socket = *v;
     if (auto v = args.opt("--alg")) ctx.over.alg = *v;
+    if (auto v = args.opt("--jwks-max-age"))
+        ctx.over.jwks_max_age = parse_u32(*v, "--jwks-max-age");
     const auto port_file = args.opt("--port-file");
     const auto max_age = args.opt("--munge-max-age");
     ctx.over.access_log = args.flag("--access-log");
@@ -530,6 +610,7 @@ int store_command(Context& ctx, Args& args, const std::string& cmd, const std::s
     if (cmd == "key") return key_command(ctx, args, sub);
     if (cmd == "token") return token_command(ctx, args, sub);
     if (cmd == "oidc") return oidc_command(ctx, args, sub);
+    if (cmd == "keys") return keys_command(ctx, args, sub);  // activations live in the store
     if (cmd == "apply") return apply_command(ctx, args);
     return kUsage;
 }
@@ -589,7 +670,6 @@ int run(Command& c)
     Context ctx;
     ctx.config = *load.config;
     ctx.over = c.over;
-    if (c.cmd == "keys") return keys_command(ctx, args, c.sub);
     if (c.cmd == "render-kube") return render_kube_command(ctx, args);
     const int rc = store_command(ctx, args, c.cmd, c.sub);
     if (rc == kUsage) std::cerr << kUsageText;

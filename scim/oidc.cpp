@@ -58,7 +58,7 @@ Result<bool> ensure_dir(const std::string& dir)
 
 Result<bool> write_key(const std::string& dir, const SigningKey& key, int64_t now)
 {
-    const std::string path = dir + "/" + std::to_string(now) + "-" + alg_name(key.alg()) + ".pem";
+    const std::string path = dir + "/" + key_file_name(now, key.alg());
     const std::string tmp = path + ".tmp";
     const std::string pem = key.private_pem();
     const int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
@@ -73,10 +73,46 @@ Result<bool> write_key(const std::string& dir, const SigningKey& key, int64_t no
     return true;
 }
 
+int64_t activation_of(const KeyFile& f, const KeyActivations& activations)
+{
+    auto it = activations.find(f.name);
+    return it == activations.end() ? f.created : it->second;
+}
+
+// Files newest first: file i (older) is still published while its successor i-1
+// is not yet signing or has signed for less than `overlap`.
+bool still_published(const std::vector<KeyFile>& files, size_t i, int64_t now, int64_t overlap,
+                     const KeyActivations& activations)
+{
+    if (i == 0) return true;
+    return activation_of(files[i - 1], activations) + overlap > now;
+}
+
 }  // namespace
 
+std::string key_file_name(int64_t created, JwsAlg alg)
+{
+    return std::to_string(created) + "-" + alg_name(alg) + ".pem";
+}
+
+Result<std::string> newest_key_file(const std::string& dir)
+{
+    auto files = list_key_files(dir);
+    if (!files) return files.error();
+    if (files.value().empty()) return make_error(dir + ": no signing keys");
+    return files.value().front().name;
+}
+
+size_t KeySet::signer_index(int64_t now) const
+{
+    for (size_t i = 0; i < keys.size(); ++i)
+        if (activates[i] <= now) return i;
+    return keys.size() - 1;
+}
+
 Result<std::shared_ptr<const KeySet>> load_keys(const std::string& dir, int64_t now,
-                                                int64_t overlap, bool create_if_empty, JwsAlg alg)
+                                                int64_t overlap, bool create_if_empty, JwsAlg alg,
+                                                const KeyActivations& activations)
 {
     if (create_if_empty) {
         auto d = ensure_dir(dir);
@@ -97,11 +133,10 @@ Result<std::shared_ptr<const KeySet>> load_keys(const std::string& dir, int64_t 
     auto set = std::make_shared<KeySet>();
     JsonPtr jwks(cJSON_CreateObject());
     cJSON* arr = cJSON_AddArrayToObject(jwks.get(), "keys");
-    int64_t successor_created = 0;
-    for (const auto& f : files.value()) {
-        // Published while its successor is younger than the overlap window.
-        if (!set->keys.empty() && successor_created + overlap <= now) break;
-        const std::string path = dir + "/" + f.name;
+    const auto& list = files.value();
+    for (size_t i = 0; i < list.size() && still_published(list, i, now, overlap, activations);
+         ++i) {
+        const std::string path = dir + "/" + list[i].name;
         struct stat st {};
         if (stat(path.c_str(), &st) != 0) return make_error(path + ": " + std::strerror(errno));
         if (st.st_mode & 077)
@@ -111,18 +146,20 @@ Result<std::shared_ptr<const KeySet>> load_keys(const std::string& dir, int64_t 
         text << in.rdbuf();
         auto key = SigningKey::from_pem(text.str());
         if (!key) return make_error(path + ": " + key.error().message);
-        if (key.value().alg() != f.alg) return make_error(path + ": key type does not match name");
+        if (key.value().alg() != list[i].alg)
+            return make_error(path + ": key type does not match name");
         JsonPtr jwk = key.value().public_jwk();
         cJSON_AddItemToArray(arr, jwk.release());
         set->keys.push_back(std::move(key.value()));
-        set->created.push_back(f.created);
-        successor_created = f.created;
+        set->created.push_back(list[i].created);
+        set->activates.push_back(activation_of(list[i], activations));
     }
     set->jwks = json_print(jwks.get());
     return std::shared_ptr<const KeySet>(std::move(set));
 }
 
-Result<std::string> rotate_keys(const std::string& dir, JwsAlg alg, int64_t now, int64_t overlap)
+Result<RotatedKey> rotate_keys(const std::string& dir, JwsAlg alg, int64_t now, int64_t overlap,
+                               const KeyActivations& activations)
 {
     auto d = ensure_dir(dir);
     if (!d) return d.error();
@@ -134,13 +171,16 @@ Result<std::string> rotate_keys(const std::string& dir, JwsAlg alg, int64_t now,
     if (!key) return key.error();
     auto w = write_key(dir, key.value(), now);
     if (!w) return w.error();
-    // Delete keys no longer published: their successor is older than the overlap.
+    RotatedKey out{key.value().kid(), key_file_name(now, alg), {}};
+    // Delete keys no longer published: their successor has signed for `overlap`.
     auto files = list_key_files(dir);
     if (!files) return files.error();
     for (size_t i = 1; i < files.value().size(); ++i)
-        if (files.value()[i - 1].created + overlap <= now)
+        if (!still_published(files.value(), i, now, overlap, activations)) {
             unlink((dir + "/" + files.value()[i].name).c_str());
-    return key.value().kid();
+            out.removed.push_back(files.value()[i].name);
+        }
+    return out;
 }
 
 std::vector<std::string> token_groups(const scim::User& user, const TokenPolicy& policy)

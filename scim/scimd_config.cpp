@@ -79,6 +79,7 @@ Result<ServiceOptions> service_options(const Config& c, const Overrides& o)
     }
     // Old keys stay published for at least two token lifetimes, and a day by default.
     s.key_overlap = o.key_overlap ? o.key_overlap : std::max<int64_t>(86400, 2 * s.token.lifetime);
+    if (o.jwks_max_age) s.jwks_max_age = o.jwks_max_age;
     return s;
 }
 

@@ -19,6 +19,7 @@ struct Overrides {
     std::string munge_socket;
     std::string alg;  // ES256 | RS256
     int64_t key_overlap = 0;
+    int64_t jwks_max_age = 0;    // 0: 300 s
     bool insecure_http = false;  // allow plain HTTP on a non-loopback address
     bool access_log = false;
 };

@@ -34,9 +34,18 @@ Service::Service(ServiceOptions options, DirectoryStore& store, std::unique_ptr<
     while (!issuer_path_.empty() && issuer_path_.back() == '/') issuer_path_.pop_back();
 }
 
+Result<std::shared_ptr<const KeySet>> Service::read_keys(bool create_if_empty)
+{
+    // Scheduled activations (`keys rotate`) live in the store, the keys in keys_dir.
+    auto activations = store_.key_activations();
+    if (!activations) return activations.error();
+    return load_keys(o_.keys_dir, clock_.now(), o_.key_overlap, create_if_empty, o_.alg,
+                     activations.value());
+}
+
 Result<bool> Service::init()
 {
-    auto k = load_keys(o_.keys_dir, clock_.now(), o_.key_overlap, true, o_.alg);
+    auto k = read_keys(true);
     if (!k) return k.error();
     std::lock_guard<std::mutex> lock(keys_mu_);
     keys_ = k.value();
@@ -46,7 +55,7 @@ Result<bool> Service::init()
 
 Result<bool> Service::reload_keys()
 {
-    auto k = load_keys(o_.keys_dir, clock_.now(), o_.key_overlap, false, o_.alg);
+    auto k = read_keys(false);
     if (!k) return k.error();
     std::lock_guard<std::mutex> lock(keys_mu_);
     keys_ = k.value();
@@ -60,7 +69,7 @@ std::shared_ptr<const KeySet> Service::keys()
     // Pick up `keys rotate` (run by the admin) within a minute, without a restart.
     if (clock_.now() - keys_checked_ >= 60) {
         keys_checked_ = clock_.now();
-        auto k = load_keys(o_.keys_dir, clock_.now(), o_.key_overlap, false, o_.alg);
+        auto k = read_keys(false);
         if (k) keys_ = k.value();
     }
     return keys_;
@@ -108,7 +117,9 @@ HttpResponse Service::route(const HttpRequest& r)
         HttpResponse j;
         j.content_type = "application/jwk-set+json";
         j.body = keys()->jwks;
-        j.headers.push_back({"Cache-Control", "max-age=300"});
+        // Relying parties keep the JWKS this long; `keys rotate` waits it out before
+        // a new key signs.
+        j.headers.push_back({"Cache-Control", "max-age=" + std::to_string(o_.jwks_max_age)});
         return j;
     }
     if (p == issuer_path_ + "/oidc/token") {

@@ -61,6 +61,7 @@ struct ServiceOptions {
     std::string keys_dir;
     JwsAlg alg = JwsAlg::ES256;
     int64_t key_overlap = 86400;
+    int64_t jwks_max_age = 300;  // Cache-Control max-age of the JWKS
     int64_t munge_max_age = 60;  // seconds a credential may be old
     int64_t munge_max_skew = 5;  // seconds it may be from the future
 };
@@ -96,6 +97,8 @@ private:
     std::unique_ptr<MungeDecoder> munge_;
     const Clock& clock_;
     std::string issuer_path_;
+    Result<std::shared_ptr<const KeySet>> read_keys(bool create_if_empty);
+
     std::mutex keys_mu_;
     std::shared_ptr<const KeySet> keys_;
     int64_t keys_checked_ = 0;

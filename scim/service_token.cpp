@@ -94,7 +94,7 @@ HttpResponse Service::token(const HttpRequest& r)
     if (seen == ReplayCache::Verdict::Full)
         return refuse("invalid_grant", "too many token exchanges for this uid; retry later");
     auto k = keys();
-    auto jwt = mint_id_token(k->signer(), o_.token, user.value(), now, o_.token.lifetime);
+    auto jwt = mint_id_token(k->signer(now), o_.token, user.value(), now, o_.token.lifetime);
     if (!jwt) return oauth_error(500, "server_error", jwt.error().message);
     ++tokens_issued_;
     JsonPtr body(cJSON_CreateObject());

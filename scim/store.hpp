@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -84,6 +85,12 @@ public:
     virtual Result<ApiToken> find_token(const std::string& secret_hash) = 0;
     virtual Result<Unit> revoke_token(const std::string& name_or_id) = 0;
     virtual Result<std::vector<ApiToken>> list_tokens() = 0;
+
+    // OIDC signing keys' activation times by key file name (oidc.hpp). A key file with
+    // no entry signs from its creation (the first key, keys made before scheduling).
+    virtual Result<std::map<std::string, int64_t>> key_activations() = 0;
+    virtual Status set_key_activation(const std::string& key_file, int64_t activates) = 0;
+    virtual Status forget_key_activation(const std::string& key_file) = 0;
 };
 
 // `user_extension` is identity.extension_schema (filters may name it).

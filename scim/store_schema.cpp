@@ -55,6 +55,13 @@ CREATE TABLE api_tokens(
   expires INTEGER NOT NULL,
   revoked INTEGER NOT NULL DEFAULT 0);
 )SQL",
+    // When each OIDC signing key (a file in oidc.keys_dir) starts signing: `keys rotate`
+    // publishes a key first and schedules its activation here (see oidc.hpp).
+    R"SQL(
+CREATE TABLE signing_keys(
+  file TEXT PRIMARY KEY,
+  activates INTEGER NOT NULL) WITHOUT ROWID;
+)SQL",
 };
 constexpr int kSchemaVersion = sizeof kMigrations / sizeof kMigrations[0];
 

@@ -107,6 +107,25 @@ public:
         return TokenTable::all(*c);
     }
 
+    Result<std::map<std::string, int64_t>> key_activations() override
+    {
+        auto c = pool_.borrow();
+        if (!c) return store_internal("cannot open database");
+        return SigningKeyTable::all(*c);
+    }
+    Status set_key_activation(const std::string& file, int64_t activates) override
+    {
+        auto c = pool_.borrow();
+        if (!c) return store_internal("cannot open database");
+        return SigningKeyTable::set(*c, file, activates);
+    }
+    Status forget_key_activation(const std::string& file) override
+    {
+        auto c = pool_.borrow();
+        if (!c) return store_internal("cannot open database");
+        return SigningKeyTable::forget(*c, file);
+    }
+
 private:
     ConnPool pool_;
     IdAllocator ids_;

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <utility>
@@ -109,6 +110,12 @@ struct TokenTable {
     static Result<ApiToken> find(Conn& c, const std::string& secret_hash);
     static Status revoke(Conn& c, const std::string& name_or_id);
     static Result<std::vector<ApiToken>> all(Conn& c);
+};
+
+struct SigningKeyTable {
+    static Result<std::map<std::string, int64_t>> all(Conn& c);
+    static Status set(Conn& c, const std::string& file, int64_t activates);
+    static Status forget(Conn& c, const std::string& file);
 };
 
 }  // namespace allot::scimd

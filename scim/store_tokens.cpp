@@ -1,4 +1,4 @@
-// store_tokens.cpp - the API token table (see store_tables.hpp).
+// store_tokens.cpp - the API token and signing key tables (see store_tables.hpp).
 #include "store_tables.hpp"
 
 namespace allot::scimd {
@@ -80,6 +80,37 @@ Status TokenTable::revoke(Conn& c, const std::string& name_or_id)
 Result<std::vector<ApiToken>> TokenTable::all(Conn& c)
 {
     return load_tokens(c, "ORDER BY name", "");
+}
+
+Result<std::map<std::string, int64_t>> SigningKeyTable::all(Conn& c)
+{
+    auto st = c.prepare("SELECT file, activates FROM signing_keys");
+    if (!st) return store_internal(c.errmsg());
+    std::map<std::string, int64_t> out;
+    int rc;
+    while ((rc = st.step()) == SQLITE_ROW) out[st.col_text(0)] = st.col_int(1);
+    if (rc != SQLITE_DONE) return store_internal(c.errmsg());
+    return out;
+}
+
+Status SigningKeyTable::set(Conn& c, const std::string& file, int64_t activates)
+{
+    auto up = c.prepare(
+        "INSERT INTO signing_keys(file, activates) VALUES(?, ?) "
+        "ON CONFLICT(file) DO UPDATE SET activates = excluded.activates");
+    if (!up) return store_internal(c.errmsg());
+    up.bind(1, file).bind(2, activates);
+    if (up.step() != SQLITE_DONE) return store_internal(c.errmsg());
+    return Unit{};
+}
+
+Status SigningKeyTable::forget(Conn& c, const std::string& file)
+{
+    auto del = c.prepare("DELETE FROM signing_keys WHERE file = ?");
+    if (!del) return store_internal(c.errmsg());
+    del.bind(1, file);
+    if (del.step() != SQLITE_DONE) return store_internal(c.errmsg());
+    return Unit{};
 }
 
 }  // namespace allot::scimd

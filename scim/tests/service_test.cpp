@@ -588,6 +588,56 @@ TEST_F(ServiceTest, TokenExchange)
     EXPECT_EQ(service->handle(wrong).status, 405);
 }
 
+// `keys rotate`'s schedule: the new key is in the JWKS at once, signs only from
+// its activation, and the old one stays published until its tokens have expired.
+TEST_F(ServiceTest, ScheduledRotationPublishesBeforeSigning)
+{
+    const std::string old_kid = service->keys()->signer(clock.t).kid();
+    clock.t += 10;
+    const int64_t activates = clock.t + 420;
+    const std::string file = key_file_name(clock.t, JwsAlg::ES256);
+    ASSERT_TRUE(store->set_key_activation(file, activates));
+    auto scheduled = store->key_activations();
+    ASSERT_TRUE(scheduled);
+    EXPECT_EQ(scheduled.value().at(file), activates);
+    auto rotated = rotate_keys(dir.file("keys"), JwsAlg::ES256, clock.t, 86400, scheduled.value());
+    ASSERT_TRUE(rotated);
+    const std::string new_kid = rotated.value().kid;
+    ASSERT_TRUE(service->reload_keys());
+    auto published = [&] {
+        std::set<std::string> kids;
+        JsonPtr jwks = json_parse(call("GET", "/oidc/jwks", "", "").body);
+        const cJSON* k = nullptr;
+        cJSON_ArrayForEach(k, cJSON_GetObjectItem(jwks.get(), "keys"))
+            kids.insert(json_string(k, "kid").value_or(""));
+        return kids;
+    };
+    // Pending: published, and the old key still signs (a verifier holding the old JWKS
+    // accepts every new token).
+    EXPECT_EQ(published(), (std::set<std::string>{old_kid, new_kid}));
+    EXPECT_EQ(service->keys()->signer(clock.t).kid(), old_kid);
+    clock.t = activates - 1;
+    EXPECT_EQ(service->keys()->signer(clock.t).kid(), old_kid);
+    // Active from its scheduled time, with no reload; the old key stays published.
+    clock.t = activates;
+    EXPECT_EQ(service->keys()->signer(clock.t).kid(), new_kid);
+    EXPECT_EQ(published(), (std::set<std::string>{old_kid, new_kid}));
+    // The old key is published until the new one has signed for the overlap, not
+    // for the overlap after it was created: a rotation just before that keeps it.
+    clock.t = activates + 86399;
+    auto early = rotate_keys(dir.file("keys"), JwsAlg::ES256, clock.t, 86400, scheduled.value());
+    ASSERT_TRUE(early);
+    EXPECT_TRUE(early.value().removed.empty());
+    clock.t = activates + 86400;
+    ASSERT_TRUE(service->reload_keys());
+    EXPECT_EQ(published().count(old_kid), 0u);
+    // The Cache-Control the JWKS is served with is the max-age rotation waits for.
+    bool max_age = false;
+    for (const auto& [k, v] : call("GET", "/oidc/jwks", "", "").headers)
+        max_age |= k == "Cache-Control" && v == "max-age=300";
+    EXPECT_TRUE(max_age);
+}
+
 TEST_F(ServiceTest, DiscoveryAndKeyRotation)
 {
     JsonPtr d = json_parse(call("GET", "/.well-known/openid-configuration", "", "").body);
@@ -597,7 +647,7 @@ TEST_F(ServiceTest, DiscoveryAndKeyRotation)
     ASSERT_EQ(cJSON_GetArraySize(cJSON_GetObjectItem(jwks.get(), "keys")), 1);
     const std::string first_kid =
         json_string(cJSON_GetArrayItem(cJSON_GetObjectItem(jwks.get(), "keys"), 0), "kid").value();
-    // Rotate: both keys published during the overlap, the new one signs.
+    // An unscheduled key (made with `keys rotate --activate`) signs at once.
     clock.t += 10;
     ASSERT_TRUE(rotate_keys(dir.file("keys"), JwsAlg::ES256, clock.t, 86400));
     clock.t += 61;  // the service re-reads the key directory at most once a minute
@@ -606,13 +656,16 @@ TEST_F(ServiceTest, DiscoveryAndKeyRotation)
     EXPECT_NE(
         json_string(cJSON_GetArrayItem(cJSON_GetObjectItem(jwks.get(), "keys"), 0), "kid").value(),
         first_kid);
+    EXPECT_NE(service->keys()->signer(clock.t).kid(), first_kid);
     // After the overlap, a further rotation retires (deletes) the first key.
     clock.t += 86400;
-    ASSERT_TRUE(rotate_keys(dir.file("keys"), JwsAlg::RS256, clock.t, 86400));
+    auto rotated = rotate_keys(dir.file("keys"), JwsAlg::RS256, clock.t, 86400);
+    ASSERT_TRUE(rotated);
+    EXPECT_EQ(rotated.value().removed.size(), 1u);
     auto set = load_keys(dir.file("keys"), clock.t, 86400, false, JwsAlg::ES256);
     ASSERT_TRUE(set);
     EXPECT_EQ(set.value()->keys.size(), 2u);
-    EXPECT_EQ(set.value()->signer().alg(), JwsAlg::RS256);
+    EXPECT_EQ(set.value()->signer(clock.t).alg(), JwsAlg::RS256);
     for (const auto& key : set.value()->keys) EXPECT_NE(key.kid(), first_kid);
     // Loose permissions on a private key are refused.
     for (const auto& e : std::filesystem::directory_iterator(dir.file("keys")))
