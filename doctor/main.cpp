@@ -2,17 +2,22 @@
 // checks and prints the findings (text or --json). Read-only; exit 0 when all
 // is well, 1 on warnings, 2 on failures (allot-doctor(8)); 64 on a bad command line.
 #include <cstdlib>
-#include <fstream>
 #include <iostream>
-#include <sstream>
 #include <string>
+
+#include <unistd.h>
 
 #include "accounting_checks.hpp"
 #include "allot/config.hpp"
+#include "allot/identity_cache.hpp"
+#include "file_checks.hpp"
 #include "finding.hpp"
+#include "login_checks.hpp"
 #include "node_checks.hpp"
+#include "node_reader.hpp"
 #include "slurm_checks.hpp"
 #include "slurm_reader.hpp"
+#include "software_walk.hpp"
 
 namespace {
 
@@ -25,11 +30,16 @@ struct Options {
     std::string config_path = kDefaultConfigPath;
     Role role = Role::FromConfig;
     bool json = false;
+    std::vector<std::string> software_roots;
+    std::string software_user = "nobody";
+    WalkLimits limits;
 };
 
 constexpr int kExitUsage = 64;
 
-const char* kUsage = "usage: allot-doctor [-c FILE] [--role controller|login|compute] [--json]\n";
+const char* kUsage =
+    "usage: allot-doctor [-c FILE] [--role controller|login|compute] [--json]\n"
+    "                    [--software-root DIR]... [--software-user USER] [--software-limit N]\n";
 
 bool parse_role(const std::string& s, Role& role)
 {
@@ -54,6 +64,14 @@ bool parse_options(int argc, char** argv, Options& o)
             o.config_path = argv[++i];
         else if (a == "--role" && i + 1 < argc) {
             if (!parse_role(argv[++i], o.role)) return false;
+        } else if (a == "--software-root" && i + 1 < argc)
+            o.software_roots.push_back(argv[++i]);
+        else if (a == "--software-user" && i + 1 < argc)
+            o.software_user = argv[++i];
+        else if (a == "--software-limit" && i + 1 < argc) {
+            char* end = nullptr;
+            o.limits.max_entries = std::strtoul(argv[++i], &end, 10);
+            if (*end || o.limits.max_entries == 0) return false;
         } else
             return false;
     }
@@ -69,22 +87,6 @@ Role effective_role(Role asked, const Config& config)
     return Role::Controller;
 }
 
-std::string read_text(const std::string& path)
-{
-    std::ifstream in(path);
-    std::ostringstream s;
-    s << in.rdbuf();
-    return s.str();
-}
-
-// plugstack.conf sits beside the slurm.conf in use.
-std::string plugstack_path()
-{
-    const char* conf = std::getenv("SLURM_CONF");
-    std::string slurm_conf = conf ? conf : "/etc/slurm/slurm.conf";
-    return slurm_conf.substr(0, slurm_conf.rfind('/') + 1) + "plugstack.conf";
-}
-
 void add(Findings& to, Findings from)
 {
     for (Finding& f : from) to.push_back(std::move(f));
@@ -96,13 +98,72 @@ Finding unreachable(const char* id, const Error& e, const char* fix)
                    "the checks that need it cannot run, so nothing they verify is known.", fix);
 }
 
-Findings controller_findings(const Config& config)
+// Where the allot plugins and modules are installed on the usual distributions.
+std::vector<std::string> plugin_dirs()
+{
+    return {"/usr/lib/x86_64-linux-gnu/slurm-wlm",
+            "/usr/lib/x86_64-linux-gnu/slurm",
+            "/usr/lib64/slurm",
+            "/usr/lib/slurm",
+            "/lib/x86_64-linux-gnu/security",
+            "/usr/lib/x86_64-linux-gnu/security",
+            "/lib64/security",
+            "/usr/lib64/security",
+            "/lib/x86_64-linux-gnu",
+            "/usr/lib/x86_64-linux-gnu",
+            "/lib64",
+            "/usr/lib64"};
+}
+
+// The token, the caches (and on the controller allot-syncd's last run).
+Findings identity_file_findings(const Config& config, bool controller)
+{
+    const IdentityConfig& id = config.identity;
+    Findings out;
+    if (!id.token_file.empty()) out.push_back(check_token_file(file_facts(id.token_file)));
+    std::vector<FileFacts> caches;
+    for (const char* f : {kPasswdCacheFile, kGroupCacheFile, kKeysCacheFile})
+        caches.push_back(file_facts(id.cache_dir + "/" + f));
+    add(out, check_cache_files(file_facts(id.cache_dir), caches, uid_of(id.cache_owner)));
+    out.push_back(check_cache_fresh(caches[0], id));
+    if (controller)
+        out.push_back(check_syncd_last_run(file_facts(id.cache_dir + "/syncd.state"), id));
+    return out;
+}
+
+// The software roots and allot's own files as an ordinary user sees them.
+Findings walk_findings(const Config& config, const Options& o, const std::string& sshd_t,
+                       std::vector<std::string> dirs)
+{
+    std::vector<std::string> protect = protected_paths(config, sshd_t, dirs);
+    Result<std::vector<WalkResult>> walked =
+        walk_as_user(o.software_roots, protect, o.software_user, o.limits);
+    if (!walked)
+        return {problem(Severity::Warn, "node.tamper", "not checked: " + walked.error().message,
+                        "files an ordinary user can replace, and software they cannot read, go "
+                        "unnoticed.",
+                        "run allot-doctor as root (with --software-user naming an existing "
+                        "ordinary user)")};
+    std::vector<WalkResult> results = std::move(walked).value();
+    WalkResult files = results.back();
+    results.pop_back();
+    Findings out{tamper_finding(files, o.software_user)};
+    add(out, software_findings(results, o.software_user));
+    return out;
+}
+
+Findings controller_findings(const Config& config, const Options& o)
 {
     Findings out;
+    std::vector<std::string> dirs = plugin_dirs();
     Result<SlurmInputs> slurm = read_slurm();
-    if (slurm)
+    if (slurm) {
         add(out, check_slurm(slurm.value(), config));
-    else
+        auto plugin_dir = slurm.value().conf.find("PluginDir");
+        if (plugin_dir != slurm.value().conf.end())
+            for (const std::string& d : split_list(plugin_dir->second))
+                dirs.insert(dirs.begin(), d);
+    } else
         out.push_back(unreachable("slurm.reachable", slurm.error(),
                                   "start slurmctld (`systemctl start slurmctld`) and check "
                                   "SLURM_CONF"));
@@ -112,16 +173,29 @@ Findings controller_findings(const Config& config)
     else
         out.push_back(unreachable("accounting.reachable", acct.error(),
                                   "start slurmdbd (`systemctl start slurmdbd`)"));
+    add(out, identity_file_findings(config, true));
+    add(out, walk_findings(config, o, "", dirs));
     return out;
 }
 
-Findings node_findings(const Config& config, Role role)
+Findings node_findings(const Config& config, Role role, const Options& o)
 {
     NodeInputs in{read_text("/etc/nsswitch.conf"), read_text(plugstack_path())};
-    if (config.node.role == NodeRole::Unset) return check_node(in, config);
     Config as_role = config;
-    as_role.node.role = role == Role::Compute ? NodeRole::Compute : NodeRole::Login;
-    return check_node(in, as_role);
+    if (config.node.role != NodeRole::Unset)
+        as_role.node.role = role == Role::Compute ? NodeRole::Compute : NodeRole::Login;
+    Findings out = check_node(in, as_role);
+    Result<std::string> sshd_t = read_sshd_effective();
+    out.push_back(check_sshd_keys_command(sshd_t));
+    if (role == Role::Compute) {
+        out.push_back(check_sshd_use_pam(sshd_t));
+        out.push_back(check_pam_account(read_pam_account(), kPamSshd));
+    }
+    add(out, identity_file_findings(config, false));
+    add(out, check_id_ranges(read_local_ids("/etc/passwd"), read_local_ids("/etc/group"),
+                             config.identity, config.source));
+    add(out, walk_findings(config, o, sshd_t ? sshd_t.value() : "", plugin_dirs()));
+    return out;
 }
 
 int run(const Options& o)
@@ -135,9 +209,9 @@ int run(const Options& o)
     } else {
         Role role = effective_role(o.role, *load.config);
         if (role == Role::Controller)
-            findings = controller_findings(*load.config);
+            findings = controller_findings(*load.config, o);
         else
-            findings = node_findings(*load.config, role);
+            findings = node_findings(*load.config, role, o);
     }
     std::cout << (o.json ? render_json(findings) : render_text(findings));
     return exit_code(findings);
