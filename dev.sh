@@ -73,7 +73,11 @@ rpm_build() {
     # Debian's RPM database is empty, so BuildRequires cannot be checked here (--nodeps).
     rpmbuild --define "_topdir $top" --nodeps -ta "$tarball"
     find "$top/RPMS" -name '*.rpm' -printf '%f\n'
+    # Payload, scriptlets and dependencies, and an `rpm --root` install (docs/install.md).
+    local rc=0
+    rpm/check-rpms.sh "$top/RPMS" || rc=$?
     rm -rf "$top"
+    return $rc
 }
 
 # Unit and ABI tests again with ASan+UBSan, from the dist tarball (the tree is configured in place).
