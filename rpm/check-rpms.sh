@@ -15,7 +15,7 @@ declare -A path=()
 for r in "${rpms[@]}"; do path[$(rpm -qp --qf '%{NAME}' "$r" 2>/dev/null)]=$r; done
 q() { rpm -qp "$@" 2>/dev/null; }
 
-for p in common slurm node syncd scimd login exporter doctor; do
+for p in common slurm node syncd scimd login exporter doctor report; do
     check "allot-$p is built" test -n "${path[allot-$p]:-}"
 done
 [ -n "${path[allot-scimd]:-}" ] && [ -n "${path[allot-common]:-}" ] || abort "packages missing"
@@ -59,7 +59,7 @@ expect_contains "node runs ldconfig" "$(q --scripts "$node")" "/sbin/ldconfig"
 sv=$(q --qf '%{RELEASE}' "$slurm" | sed -n 's/^1\.slurm\([0-9.]*\).*/\1/p')
 expect_match "slurm requires the exact Slurm release it was built for" \
     "$(q --requires "$slurm")" "^slurm(\\(x86-64\\))? = ${sv//./\\.}\$"
-for p in slurm node syncd scimd login exporter doctor; do
+for p in slurm node syncd scimd login exporter doctor report; do
     expect_contains "allot-$p requires allot-common" "$(q --requires "${path[allot-$p]}")" \
         "allot-common = "
 done

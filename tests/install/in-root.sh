@@ -14,14 +14,16 @@ set -u
 SRC=$(cd "$(dirname "$0")/../.." && pwd)
 . "$SRC/tests/lib/harness.sh"
 DEBS=${1:?usage: in-root.sh DEBS-DIR}
-PKGS="allot-common allot-slurm allot-node allot-syncd allot-scimd allot-login allot-exporter allot-doctor"
+PKGS=$(sed -n 's/^Package: //p' "$SRC/debian/control")
 MA=$(dpkg-architecture -qDEB_HOST_MULTIARCH 2>/dev/null || echo x86_64-linux-gnu)
 UNITS=/lib/systemd/system
 step() { note "$(date -u +%T) $*"; }
 
 # ------------------------------------------------------------------ 1. install
 step "dpkg -i"
-expect_eq "eight role packages were built" "$(ls "$DEBS"/allot-*.deb | grep -vc dbgsym)" 8
+expect_eq "a .deb for each package of debian/control" \
+    "$(ls "$DEBS"/allot-*.deb | grep -v dbgsym | sed 's|.*/||; s|_.*||' | sort | tr '\n' ' ')" \
+    "$(printf '%s\n' $PKGS | sort | tr '\n' ' ')"
 mapfile -t debs < <(ls "$DEBS"/allot-*.deb | grep -v dbgsym)
 out=$(DEBIAN_FRONTEND=noninteractive dpkg -i "${debs[@]}" 2>&1)
 check "dpkg -i of every package succeeds" test $? = 0 || true
