@@ -8,17 +8,13 @@
 #include <tuple>
 
 #include "allot/gpu_request.hpp"
+#include "allot/pending_reason.hpp"
 
 namespace allot::exporter {
 
 namespace {
 
 const char* const kTiers[] = {"project", "general", "spot"};
-
-bool starts_with(const std::string& s, const char* prefix)
-{
-    return s.rfind(prefix, 0) == 0;
-}
 
 bool is_running(const JobSample& j)
 {
@@ -269,40 +265,38 @@ std::string team_label(const Config& config, const std::string& account)
 
 std::string reason_label(const JobSample& job, Tier tier)
 {
-    const std::string& r = job.reason;
-    if (r == "QOSGrpGRES" || r == "QOSGrpGRESRunMinutes")
-        return tier == Tier::Project   ? "project cap"
-               : tier == Tier::General ? "general pool"
-                                       : "group limit";
-    if (r == "QOSMaxGRESPerAccount" || r == "MaxGRESPerAccount") return "team burst cap";
-    if (r == "QOSMaxGRESPerUser" || r == "MaxGRESPerUser") return "user limit";
-    if (r == "QOSMaxGRESPerJob" || r == "MaxGRESPerJob") return "more GPUs than a job may use";
-    if (r == "AssocGrpGRES" || r == "AssocGrpGRESRunMinutes") return "account GPU limit";
-    if (r == "QOSMaxWallDurationPerJobLimit" || r == "PartitionTimeLimit" ||
-        r == "AssocMaxWallDurationPerJobLimit")
-        return "time limit above the maximum";
-    if (r == "BeginTime") return job.restarts > 0 ? "requeued after preemption" : "begin time";
-    if (r == "Priority") return "priority";
-    if (r == "Resources") return "waiting for nodes or GPUs";
-    if (r == "Dependency") return "dependency";
-    if (r == "DependencyNeverSatisfied") return "dependency never met";
-    if (r == "JobHeldUser") return "held by user";
-    if (r == "JobHeldAdmin") return "held by an administrator";
-    if (r == "launch_failed_requeued_held" || r == "JobHoldMaxRequeue")
-        return "held after failing to launch";
-    if (r == "ReqNodeNotAvail" || r == "NodeDown") return "node down";
-    if (r == "PartitionDown" || r == "PartitionInactive") return "partition not accepting jobs";
-    if (r == "Reservation") return "reservation";
-    if (r == "InvalidQOS" || r == "InvalidAccount" || r == "QOSNotAllowed") return "not allowed";
-    if (starts_with(r, "QOSMaxJobsPerUser") || starts_with(r, "QOSMaxSubmitJob") ||
-        starts_with(r, "AssocMaxJobs") || starts_with(r, "AssocGrpJobs") ||
-        starts_with(r, "QOSGrpJobs"))
-        return "job count limit";
-    if (starts_with(r, "QOSGrp") || starts_with(r, "AssocGrp") || starts_with(r, "QOSMax") ||
-        starts_with(r, "AssocMax") || starts_with(r, "MaxCpu") || starts_with(r, "MaxMem"))
-        return "cpu, memory or time limit";
-    if (r == "None" || r.empty()) return "none";
-    return "other";
+    return pending_label(pending_cause(job.reason), tier, job.restarts > 0);
+}
+
+// GPU-seconds of the run a job shows now, clipped to the interval (last_, now].
+void Accumulator::count_current_run(const JobSample& j, const TeamTier& key, int64_t now)
+{
+    if (!j.gpus || j.start_time <= 0 || !(is_running(j) || is_finished(j))) return;
+    const int64_t lo = std::max(j.start_time, last_);
+    const int64_t hi = is_running(j) ? now : std::min(j.end_time, now);
+    if (hi > lo) gpu_seconds_[key] += static_cast<double>(j.gpus) * static_cast<double>(hi - lo);
+}
+
+// A job that ran at the last snapshot and no longer shows that run was requeued in
+// between (preempted, node failure, scontrol requeue): Slurm made it pending again and
+// its start time now belongs to the next run, so count_current_run cannot see the run
+// that ended. Count it from the last snapshot to its end: slurmctld stamps end_time
+// with the moment of the requeue while the job pends; once it has started anew (not
+// within Slurm's requeue hold of the default interval), its new start bounds the end.
+void Accumulator::close_ended_run(const JobSample& j, int64_t now)
+{
+    auto it = runs_.find(j.job_id);
+    if (it == runs_.end()) return;
+    const Run& run = it->second;
+    if (j.start_time == run.start_time && (is_running(j) || is_finished(j))) return;
+    int64_t end = last_;  // unknown: count nothing rather than time the job did not run
+    if (j.start_time > run.start_time)
+        end = std::min(j.start_time, now);
+    else if (j.end_time > last_ && j.end_time <= now)
+        end = j.end_time;
+    const int64_t lo = std::max(run.start_time, last_);
+    if (end > lo)
+        gpu_seconds_[run.key] += static_cast<double>(run.gpus) * static_cast<double>(end - lo);
 }
 
 void Accumulator::add(const Snapshot& snap, const Config& config)
@@ -311,14 +305,16 @@ void Accumulator::add(const Snapshot& snap, const Config& config)
     const int64_t now = snap.taken_at;
     if (!first && now <= last_) return;
     std::map<uint32_t, Seen> seen;
+    std::map<uint32_t, Run> runs;
     for (const auto& j : snap.jobs) {
         const std::string team = team_label(config, j.account);
         const std::string tier = tier_label(config, j.qos);
-        if (!first && j.gpus && j.start_time > 0 && (is_running(j) || is_finished(j))) {
-            const int64_t lo = std::max(j.start_time, last_);
-            const int64_t hi = is_running(j) ? now : std::min(j.end_time, now);
-            if (hi > lo) gpu_seconds_[{team, tier}] += static_cast<double>(j.gpus) * (hi - lo);
+        if (!first) {
+            close_ended_run(j, now);
+            count_current_run(j, {team, tier}, now);
         }
+        if (is_running(j) && j.gpus && j.start_time > 0)
+            runs[j.job_id] = Run{j.start_time, j.gpus, {team, tier}};
         if (tier != "spot") continue;
         const Seen now_seen{j.restarts, j.state == "PREEMPTED"};
         seen[j.job_id] = now_seen;
@@ -331,6 +327,7 @@ void Accumulator::add(const Snapshot& snap, const Config& config)
         if (now_seen.preempted && !before.preempted) ++preemptions_[team];
     }
     seen_ = std::move(seen);
+    runs_ = std::move(runs);
     started_ = true;
     last_ = now;
 }

@@ -77,7 +77,8 @@ struct Family {
 };
 
 // Counters integrated from snapshot to snapshot. add() takes each new snapshot
-// in order; the first one only sets the starting point. A spot job counts as
+// in order; the first one only sets the starting point. A run that a requeue ended
+// between two snapshots is counted up to the requeue. A spot job counts as
 // preempted each time its restart count grows (preempted and requeued) and once
 // when it shows state PREEMPTED (preempted and cancelled).
 class Accumulator {
@@ -92,6 +93,15 @@ public:
     const std::map<std::string, uint64_t>& spot_preemptions() const { return preemptions_; }
 
 private:
+    using TeamTier = std::pair<std::string, std::string>;  // (team, tier)
+    struct Run {
+        int64_t start_time = 0;
+        uint64_t gpus = 0;
+        TeamTier key;
+    };
+    void count_current_run(const JobSample& j, const TeamTier& key, int64_t now);
+    void close_ended_run(const JobSample& j, int64_t now);
+
     bool started_ = false;
     int64_t last_ = 0;
     std::map<std::pair<std::string, std::string>, double> gpu_seconds_;
@@ -101,6 +111,7 @@ private:
         bool preempted = false;
     };
     std::map<uint32_t, Seen> seen_;  // spot jobs of the last snapshot
+    std::map<uint32_t, Run> runs_;   // GPU jobs running at the last snapshot
 };
 
 // The exporter's own health at scrape time.

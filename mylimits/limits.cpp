@@ -5,6 +5,7 @@
 #include <cctype>
 #include <ctime>
 
+#include "allot/pending_reason.hpp"
 #include "allot/units.hpp"
 
 namespace allot::limits {
@@ -280,7 +281,8 @@ std::string explain_reason(const JobView& jv, const Report& report)
         return cap ? gpus_word(*cap) : std::string("(limit not visible)");
     };
 
-    if (r == "QOSGrpGRES" || r == "QOSGrpGRESRunMinutes") {
+    const PendingCause cause = pending_cause(r);
+    if (cause == PendingCause::TierGroupCap) {
         const auto& cap = t.cap_gpus;
         if (jv.tier == Tier::Project)
             return "waiting for your team's project cap of " + cap_text(cap) + "; " +
@@ -292,21 +294,21 @@ std::string explain_reason(const JobView& jv, const Report& report)
         return "waiting for the group GPU limit of " + tier_word + " (" + cap_text(cap) + "); " +
                in_use(t.pool_in_use, "everyone in it");
     }
-    if (r == "QOSMaxGRESPerAccount" || r == "MaxGRESPerAccount") {
+    if (cause == PendingCause::TeamBurstCap) {
         const auto& cap = t.team_cap_gpus;
         return "waiting for your team's " + tier_word + " burst cap of " + cap_text(cap) + "; " +
                in_use(t.team_in_use, "your team in " + tier_word);
     }
-    if (r == "QOSMaxGRESPerUser" || r == "MaxGRESPerUser") {
+    if (cause == PendingCause::UserCap) {
         const auto& cap = t.user_cap_gpus;
         return "waiting for your own " + tier_word + " limit of " + cap_text(cap) + " per user; " +
                std::to_string(t.user_in_use) + " in use by you";
     }
-    if (r == "QOSMaxGRESPerJob" || r == "MaxGRESPerJob")
+    if (cause == PendingCause::JobTooLarge)
         return "asks for " + gpus_word(job.gpus) + ", more than one job may use in " + tier_word +
                "; it will never start: cancel it (scancel " + job.display_id +
                ") and resubmit with fewer GPUs";
-    if (r == "AssocGrpGRES" || r == "AssocGrpGRESRunMinutes") {
+    if (cause == PendingCause::AccountGpuLimit) {
         if (a.zero_gpu)
             return "account " + job.account +
                    " has no GPU allocation (0 GPUs); this job will never start. " +
@@ -315,8 +317,7 @@ std::string explain_reason(const JobView& jv, const Report& report)
         return "waiting for account " + job.account + "'s GPU limit of " + cap_text(a.grp_gpus) +
                "; " + in_use(a.account_gpus_in_use, "the account");
     }
-    if (r == "QOSMaxWallDurationPerJobLimit" || r == "PartitionTimeLimit" ||
-        r == "AssocMaxWallDurationPerJobLimit") {
+    if (cause == PendingCause::TimeLimit) {
         std::string limit =
             t.max_wall_minutes ? format_minutes(*t.max_wall_minutes) : std::string("the limit");
         std::string asked = job.time_limit_minutes == kUnlimitedMinutes ? "UNLIMITED"
@@ -327,53 +328,53 @@ std::string explain_reason(const JobView& jv, const Report& report)
                "; it will never start: scontrol update jobid=" + job.display_id +
                " TimeLimit=" + limit;
     }
-    if (r == "BeginTime") {
+    if (cause == PendingCause::BeginTime) {
         if (jv.requeued_after_preemption || job.restarts > 0)
             return "requeued after preemption (restart " + std::to_string(job.restarts) +
                    "); Slurm holds a requeued job briefly, eligible again at " +
                    format_time(job.eligible_time);
         return "asked to start no earlier than " + format_time(job.eligible_time);
     }
-    if (r == "Priority")
+    if (cause == PendingCause::Priority)
         return "queued behind jobs of higher priority that are waiting for the same GPUs; your "
                "caps are not the problem";
-    if (r == "Resources")
+    if (cause == PendingCause::Resources)
         return "next in line; waiting for nodes or GPUs to become free" +
                (job.start_time > 0 ? ", expected start " + format_time(job.start_time)
                                    : std::string()) +
                (jv.tier == Tier::Project ? " (spot jobs on them are preempted for it)"
                                          : std::string());
-    if (r == "Dependency") return "waiting for the jobs it depends on (--dependency) to finish";
-    if (r == "DependencyNeverSatisfied")
+    if (cause == PendingCause::Dependency)
+        return "waiting for the jobs it depends on (--dependency) to finish";
+    if (cause == PendingCause::DependencyNeverMet)
         return "its dependency can never be met; it will never start: scancel " + job.display_id;
-    if (r == "JobHeldUser") return "held by you: scontrol release " + job.display_id;
-    if (r == "JobHeldAdmin") return "held by an administrator; ask them to release it";
-    if (r == "launch_failed_requeued_held" || r == "JobHoldMaxRequeue")
+    if (cause == PendingCause::HeldByUser) return "held by you: scontrol release " + job.display_id;
+    if (cause == PendingCause::HeldByAdmin)
+        return "held by an administrator; ask them to release it";
+    if (cause == PendingCause::HeldAfterLaunchFailure)
         return "held after failing to launch repeatedly; check the job's output, then "
                "scontrol release " +
                job.display_id;
-    if (r == "ReqNodeNotAvail" || r == "NodeDown")
+    if (cause == PendingCause::NodeDown)
         return "a node it needs is down, drained or reserved; it starts when the node returns";
-    if (r == "PartitionDown" || r == "PartitionInactive")
+    if (cause == PendingCause::PartitionDown)
         return "partition " + job.partition + " is not accepting jobs right now";
-    if (r == "Reservation") return "waiting for its reservation to start";
-    if (r == "InvalidQOS" || r == "InvalidAccount")
+    if (cause == PendingCause::Reservation) return "waiting for its reservation to start";
+    if (cause == PendingCause::InvalidQos || cause == PendingCause::InvalidAccount)
         return "Slurm does not accept the " +
-               std::string(r == "InvalidQOS" ? "QOS " + job.qos : "account " + job.account) +
+               std::string(cause == PendingCause::InvalidQos ? "QOS " + job.qos
+                                                             : "account " + job.account) +
                " for you; it will never start: scancel " + job.display_id;
-    if (r == "QOSNotAllowed")
+    if (cause == PendingCause::QosNotAllowed)
         return "you may not use QOS " + job.qos + " in account " + job.account +
                "; resubmit with --qos of a tier listed above";
-    if (r.rfind("QOSMaxJobsPerUser", 0) == 0 || r.rfind("QOSMaxSubmitJob", 0) == 0 ||
-        r.rfind("AssocMaxJobs", 0) == 0 || r.rfind("AssocGrpJobs", 0) == 0 ||
-        r.rfind("QOSGrpJobs", 0) == 0)
+    if (cause == PendingCause::JobCountLimit)
         return "the number of jobs you or your team may run at once in " + tier_word +
                " is reached; it starts when one finishes";
-    if (r.rfind("QOSGrp", 0) == 0 || r.rfind("AssocGrp", 0) == 0 || r.rfind("QOSMax", 0) == 0 ||
-        r.rfind("AssocMax", 0) == 0 || r.rfind("MaxCpu", 0) == 0 || r.rfind("MaxMem", 0) == 0)
+    if (cause == PendingCause::OtherLimit)
         return "a CPU, memory or time limit of " + tier_word + " or account " + job.account +
                " is reached; GPUs are not the limit";
-    if (r == "None" || r.empty()) return "about to be considered by the scheduler";
+    if (cause == PendingCause::None) return "about to be considered by the scheduler";
     return "Slurm reason " + r + " (see `man squeue`, JOB REASON CODES)";
 }
 

@@ -203,13 +203,17 @@ TEST(Accumulator, GpuSecondsClipEachRunToTheInterval)
     Snapshot s2;
     s2.taken_at = 1030;
     JobSample long_running = job("RUNNING", "team-a", "team-a", 4);
+    long_running.job_id = 1;
     long_running.start_time = 500;  // started before the exporter: only 1000..1030 counts
     JobSample started = job("RUNNING", "team-a", "team-a", 2);
+    started.job_id = 2;
     started.start_time = 1020;  // 10 s
     JobSample finished = job("COMPLETED", "team-b", "spot", 1);
+    finished.job_id = 3;
     finished.start_time = 990;
     finished.end_time = 1005;  // 5 s inside the interval
     JobSample pending = job("PENDING", "team-b", "team-b", 8);
+    pending.job_id = 4;
     s2.jobs = {long_running, started, finished, pending};
     acc.add(s2, c);
     EXPECT_DOUBLE_EQ(acc.gpu_seconds().at({"team-a", "project"}), 4 * 30 + 2 * 10);
@@ -221,6 +225,80 @@ TEST(Accumulator, GpuSecondsClipEachRunToTheInterval)
     acc.add(s3, c);
     EXPECT_DOUBLE_EQ(acc.gpu_seconds().at({"team-a", "project"}), 140 + 6 * 10);
     EXPECT_DOUBLE_EQ(acc.gpu_seconds().at({"team-b", "spot"}), 5);
+}
+
+// A job running since 900 on 4 GPUs, seen at the snapshot of 1000.
+struct RequeueCase {
+    Config c = lab_config();
+    Accumulator acc;
+    JobSample ran = job("RUNNING", "team-b", "spot", 4);
+    RequeueCase()
+    {
+        ran.job_id = 7;
+        ran.start_time = 900;
+        ran.end_time = 900 + 3600;
+        Snapshot s1;
+        s1.taken_at = 1000;
+        s1.jobs = {ran};
+        acc.add(s1, c);
+    }
+    double after(const JobSample& now_shown, int64_t at)
+    {
+        Snapshot s;
+        s.taken_at = at;
+        s.jobs = {now_shown};
+        acc.add(s, c);
+        auto it = acc.gpu_seconds().find({"team-b", "spot"});
+        return it == acc.gpu_seconds().end() ? 0 : it->second;
+    }
+};
+
+TEST(Accumulator, RequeuedBetweenSnapshotsCountsUpToTheRequeue)
+{
+    RequeueCase k;
+    JobSample requeued = job("PENDING", "team-b", "spot", 4, "BeginTime");
+    requeued.job_id = 7;
+    requeued.restarts = 1;
+    requeued.end_time = 1012;  // slurmctld stamps the requeue's time while the job pends
+    EXPECT_DOUBLE_EQ(k.after(requeued, 1030), 4 * 12);
+    // Still pending at the next snapshot: nothing more, nothing twice.
+    EXPECT_DOUBLE_EQ(k.after(requeued, 1060), 4 * 12);
+    // It starts again: only the new run counts from there.
+    JobSample again = k.ran;
+    again.restarts = 1;
+    again.start_time = 1080;
+    again.end_time = 1080 + 3600;
+    EXPECT_DOUBLE_EQ(k.after(again, 1090), 4 * 12 + 4 * 10);
+}
+
+TEST(Accumulator, RequeuedAndStartedAnewCountsTheOldRunUpToTheNewStart)
+{
+    RequeueCase k;
+    JobSample again = k.ran;
+    again.restarts = 1;
+    again.start_time = 1250;
+    again.end_time = 1250 + 3600;  // the new run's: says nothing of the old one's end
+    EXPECT_DOUBLE_EQ(k.after(again, 1300), 4 * 250 + 4 * 50);
+}
+
+TEST(Accumulator, RequeueWithoutAKnownEndCountsNoTimeItMayNotHaveRun)
+{
+    RequeueCase k;
+    JobSample requeued = job("PENDING", "team-b", "spot", 4, "BeginTime");
+    requeued.job_id = 7;
+    requeued.restarts = 1;
+    requeued.end_time = 0;
+    EXPECT_DOUBLE_EQ(k.after(requeued, 1030), 0);
+}
+
+TEST(Accumulator, ARunThatEndsNormallyIsCountedOnce)
+{
+    RequeueCase k;
+    JobSample done = k.ran;
+    done.state = "COMPLETED";
+    done.end_time = 1010;
+    EXPECT_DOUBLE_EQ(k.after(done, 1030), 4 * 10);
+    EXPECT_DOUBLE_EQ(k.after(done, 1060), 4 * 10);
 }
 
 TEST(Accumulator, SpotPreemptionsFromRestartsAndThePreemptedState)
