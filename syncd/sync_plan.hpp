@@ -20,28 +20,9 @@
 
 #include "allot/config.hpp"
 #include "allot/scim_client.hpp"
+#include "allot/tier_qos.hpp"
 
 namespace allot {
-
-inline constexpr const char* kManagedMarker = "allot-managed";
-
-// TRES by name ("cpu", "mem" in MB, "gres/gpu") → count.
-using Tres = std::map<std::string, uint64_t>;
-std::string tres_string(const Tres& tres);  // "cpu=32,gres/gpu=8,mem=131072"
-
-struct QosSpec {
-    std::string name;
-    std::string description;  // starts with kManagedMarker when allot owns it
-    Tres grp_tres;
-    Tres max_tres_pa;               // MaxTRESPerAccount
-    uint32_t max_wall_minutes = 0;  // 0: none
-    uint32_t priority = 0;
-    uint32_t grace_seconds = 0;
-    std::set<std::string> preempt;  // QOS this one may preempt
-    bool requeue = false;           // PreemptMode=requeue (else cluster default)
-    bool same_settings(const QosSpec& o) const;
-    std::string describe() const;
-};
 
 struct AccountSpec {
     std::string name;
