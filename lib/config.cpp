@@ -239,7 +239,8 @@ void read_cluster(Walker& w, const YamlNode& root, Config& config)
 {
     const YamlNode* s = w.section(
         root, "", "cluster",
-        {"name", "partition", "default_account", "join_hint", "mem_per_gpu", "cpus_per_gpu"});
+        {"name", "partition", "default_account", "join_hint", "support", "mem_per_gpu",
+         "cpus_per_gpu"});
     if (!s) return;
     auto& c = config.cluster;
     w.text(*s, "cluster", "name", c.name, false, is_slurm_name, "a Slurm cluster name");
@@ -247,6 +248,7 @@ void read_cluster(Walker& w, const YamlNode& root, Config& config)
     w.text(*s, "cluster", "default_account", c.default_account, false, is_slurm_name,
            "a Slurm account name (lowercase letters, digits, - _ .)");
     w.text(*s, "cluster", "join_hint", c.join_hint);
+    w.text(*s, "cluster", "support", c.support);
     w.memory(*s, "cluster", "mem_per_gpu", c.mem_per_gpu_mb);
     w.number(*s, "cluster", "cpus_per_gpu", c.cpus_per_gpu, 0, 4096);
 }

@@ -161,6 +161,7 @@ Report build_report(const Facts& facts, const Config& config)
     report.cluster = config.cluster.name;
     report.user = facts.user;
     report.join_hint = config.cluster.join_hint;
+    report.support = config.cluster.support;
     report.storage = facts.storage;
     report.storage_skipped = facts.storage_skipped;
     report.notes = facts.notes;

@@ -129,6 +129,7 @@ struct Report {
     std::vector<AccountView> accounts;
     bool only_default_account = false;  // in no team: zero GPUs until assigned
     std::string join_hint;
+    std::string support;  // cluster.support: who to contact ("" when not configured)
     std::vector<JobView> jobs;
     std::vector<quota::SourceResult> storage;
     bool storage_skipped = false;

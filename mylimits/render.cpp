@@ -187,9 +187,10 @@ std::string render_text(const Report& report, const TextOptions& options)
                     W);
     if (!report.user.known_to_slurm) {
         out += "\n";
-        out += wrap(
-            "You have no Slurm account yet, so you cannot submit jobs. " + report.join_hint + ".",
-            2, W);
+        out +=
+            wrap("You have no Slurm account yet, so you cannot submit jobs. " + report.join_hint +
+                     "." + (report.support.empty() ? "" : " Questions: " + report.support + "."),
+                 2, W);
     }
 
     // ------------------------------------------------------------ accounts
@@ -207,7 +208,8 @@ std::string render_text(const Report& report, const TextOptions& options)
         out += wrap(
             "Your only account gives 0 GPUs: GPU jobs cannot run, CPU jobs can. To get "
             "GPUs: " +
-                report.join_hint + ".",
+                report.join_hint + "." +
+                (report.support.empty() ? "" : " Questions: " + report.support + "."),
             2, W);
     }
 

@@ -27,6 +27,9 @@ struct ClusterConfig {
     std::string default_account = "default";  // zero-GPU landing account
     // Appended to the zero-GPU rejection: how a researcher gets assigned to a team.
     std::string join_hint = "ask your team's PI to add you to a team in the identity portal";
+    // Who researchers contact (an address or URL), named by mylimits to users without an
+    // account. Empty: mylimits names no one.
+    std::string support;
     uint64_t mem_per_gpu_mb = 0;  // 0: no default
     uint32_t cpus_per_gpu = 0;    // 0: no default
 };

@@ -153,6 +153,22 @@ TEST(RenderText, OnlyDefaultAccountExplainsHowToJoin)
     EXPECT_NE(text.find("will never start"), std::string::npos) << text;
 }
 
+TEST(RenderText, NoAccountNamesTheSupportAddressFromTheConfig)
+{
+    Facts f = limits_facts();
+    f.user.known_to_slurm = false;
+    f.assocs.clear();
+    f.jobs.clear();
+    auto load =
+        parse_config("cluster:\n  name: lab\n  support: hpc-help@example.org\n", "support-test");
+    ASSERT_TRUE(load.ok()) << load.errors.joined();
+    std::string text = render_text(build_report(f, *load.config), TextOptions{});
+    EXPECT_NE(text.find("You have no Slurm account yet"), std::string::npos) << text;
+    EXPECT_NE(text.find("Questions: hpc-help@example.org."), std::string::npos) << text;
+    EXPECT_EQ(render_text(build_report(f, limits_config()), TextOptions{}).find("Questions:"),
+              std::string::npos);
+}
+
 TEST(RenderText, LongJobListsAreCutWithAHint)
 {
     Facts f = limits_facts();
