@@ -1,7 +1,7 @@
 // server.cpp - see server.hpp.
 #include "server.hpp"
 
-#include <httplib.h>
+#include "compat/httplib.hpp"
 
 extern "C" {
 #include <arpa/inet.h>
@@ -235,20 +235,10 @@ bool wait_ready(int fd, short events, TimePoint deadline)
     }
 }
 
-// httplib::Server whose request processing we drive ourselves, one request at
-// a time, on a stream that already holds that request.
-class Router final : public httplib::Server {
-public:
-    bool serve(httplib::Stream& strm, bool close_connection, bool& connection_closed)
-    {
-        return process_request(strm, close_connection, connection_closed, nullptr);
-    }
-};
-
 // The stream a worker hands to httplib: reads come from the request bytes the
 // loop collected, writes go to the socket (through TLS) under one deadline for
 // the whole response.
-class RequestStream final : public httplib::Stream {
+class RequestStream final : public httplib_compat::ReadyStream {
 public:
     RequestStream(Conn& c, std::string request, std::chrono::seconds write_budget)
         : c_(c), request_(std::move(request)), write_budget_(write_budget)
@@ -257,7 +247,7 @@ public:
     bool failed() const { return failed_; }
 
     bool is_readable() const override { return pos_ < request_.size(); }
-    bool is_writable() const override { return !failed_; }
+    bool writable() const override { return !failed_; }
     ssize_t read(char* ptr, size_t size) override
     {
         const size_t n = std::min(size, request_.size() - pos_);
@@ -337,7 +327,7 @@ struct HttpServer::Impl {
     Service& service;
     ServerOptions o;
     ServerCounters counters;
-    Router router;
+    httplib_compat::Router router;
     SslCtxPtr tls;
     UniqueFd listener;
     UniqueFd epoll;
@@ -745,7 +735,7 @@ void HttpServer::Impl::serve(Conn& c)
     c.in.erase(0, c.need);
     const bool last = c.served + 1 >= o.keep_alive_max || stopping.load();
     bool closed = false;
-    const bool ok = router.serve(strm, last, closed);
+    const bool ok = router.serve(strm, {c.peer, c.peer_port, c.local, c.local_port}, last, closed);
     ++c.served;
     c.keep = ok && !closed && !last && !strm.failed();
 }
