@@ -112,8 +112,20 @@ got=$(jq '[.periods[].by_team["team-b"] // 0] | add' "$T/report.json")
 expect_eq "team-b (dave's general job) GPU-seconds" "$got" "$((GPUS[$B] * (END[$B] - START[$B])))"
 got=$(jq '[.periods[].spot_lost_gpu_seconds] | add' "$T/report.json")
 expect_eq "spot GPU-seconds lost to preemption" "$got" "$((8 * (END[$spot] - START[$spot])))"
+# Capacity as sacctmgr lists the cluster's TRES history (the lab's 16 GPUs from the moment
+# slurmctld registered them, which may be inside the window).
+want=0
+while IFS='|' read -r cs ce tres; do
+    g=$(tr ',' '\n' <<<"$tres" | sed -n 's/^gres\/gpu=//p')
+    cs=$(date -u -d "$cs" +%s)
+    if [ "$ce" = Unknown ]; then ce=$until; else ce=$(date -u -d "$ce" +%s); fi
+    want=$((want + ${g:-0} * $(overlap "$cs" "$ce" "$from" "$until")))
+done < <(sacctmgr -n -P show event event=cluster start="$(date -u -d @"$from" +%FT%T)" format=start,end,tres)
 got=$(jq '[.periods[].capacity_gpu_seconds] | add' "$T/report.json")
-expect_eq "capacity: 16 GPUs over the whole window" "$got" "$((16 * (until - from)))"
+expect_eq "capacity: the cluster's GPU TRES history over the window" "$got" "$want"
+check "capacity is the lab's 16 GPUs at the end of the window" \
+    test "$(jq '.periods[-1].capacity_gpu_seconds' "$T/report.json")" = \
+    "$((16 * (until - $(jq -r '.periods[-1].start' "$T/report.json" | xargs -I{} date -u -d {} +%s))))"
 got=$(jq '[.periods[].unavailable_gpu_seconds] | add' "$T/report.json")
 expect_eq "unavailable: n2's 8 GPUs while drained" "$got" "$((8 * (dend - dstart)))"
 
