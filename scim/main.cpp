@@ -454,7 +454,9 @@ int keys_command(Context& ctx, Args& args, const std::string& sub)
         const int64_t delay = activate_now ? 0
                               : after      ? parse_u32(*after, "--activate-after")
                                            : so.value().jwks_max_age + kActivationMargin;
-        return rotate_command(ctx, so.value(), now, delay);
+        // The first key of a directory has no predecessor to keep signing: it signs at once.
+        const bool first = !newest_key_file(so.value().keys_dir);
+        return rotate_command(ctx, so.value(), now, first ? 0 : delay);
     }
     if (sub == "activate") return activate_command(ctx, so.value(), now);
     if (sub == "list") {

@@ -339,8 +339,9 @@ print(base64.urlsafe_b64encode(b"{\"alg\":\"none\",\"typ\":\"JWT\"}").decode().r
             nok "openid-client + jose relying party"
         fi
         sed 's/^/#   /' "$T/rp.out"
-        # Rotation: after `keys rotate` + SIGHUP both keys are published and old tokens still verify.
-        S keys rotate >/dev/null
+        # Rotation: after `keys rotate --activate` (the new key signs at once; the scheduled
+        # rotation is oidc-rotation.sh's) + SIGHUP both keys are published and old tokens verify.
+        S keys rotate --activate >/dev/null
         kill -HUP "$SPID"
         sleep 0.5
         check "after rotation the JWKS publishes old and new keys" test "$(C "$ISS/oidc/jwks" | jq '.keys | length')" = 2
