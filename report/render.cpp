@@ -281,8 +281,8 @@ std::string axis(const Frame& f, double max, const char* unit)
     for (int i = 0; i <= 4; ++i) {
         const double v = max * i / 4.0;
         s += "<text class=\"tick\" x=\"" + number(f.left - 4, "%.1f") + "\" y=\"" +
-             number(f.y(v, max) + 4, "%.1f") + "\" text-anchor=\"end\">" + number(v, "%.1f") +
-             "</text>\n";
+             number(f.y(v, max) + 4, "%.1f") + "\" text-anchor=\"end\">" +
+             number(v, max < 1 ? "%.3f" : "%.1f") + "</text>\n";
     }
     s += "<text x=\"4\" y=\"12\">" + std::string(unit) + "</text>\n";
     return s;
@@ -294,9 +294,9 @@ std::string bar_chart(const Report& r, const std::string& id, const std::string&
                       std::optional<View> stack)
 {
     Frame f;
-    double max = 1;
+    double max = 0;
     for (const auto& p : r.periods) max = std::max({max, p.used / 3600.0, p.capacity / 3600.0});
-    max *= 1.1;
+    max = max > 0 ? max * 1.1 : 1;  // an empty window still draws its axis
     const double slot = f.plot_w() / std::max<size_t>(1, r.periods.size());
     std::string s = svg_open(f, id, title) + axis(f, max, "GPU-h");
     std::string cap_line, avail_line;
@@ -357,9 +357,9 @@ std::string bar_chart(const Report& r, const std::string& id, const std::string&
 std::string series_chart(const Report& r)
 {
     Frame f;
-    double max = 1;
+    double max = 0;
     for (const auto& s : r.series) max = std::max(max, s.gpus());
-    max *= 1.1;
+    max = max > 0 ? max * 1.1 : 1;
     const double span = double(std::max<int64_t>(1, r.until - r.from));
     std::string s = svg_open(f, "chart-series", "GPUs in use") + axis(f, max, "GPUs");
     std::string pts;
