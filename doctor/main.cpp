@@ -167,7 +167,7 @@ Findings controller_findings(const Config& config, const Options& o)
         out.push_back(unreachable("slurm.reachable", slurm.error(),
                                   "start slurmctld (`systemctl start slurmctld`) and check "
                                   "SLURM_CONF"));
-    Result<AccountingInputs> acct = read_accounting();
+    Result<AccountingInputs> acct = read_accounting(config.identity.cache_dir + "/syncd.state");
     if (acct)
         add(out, check_accounting(acct.value(), config));
     else

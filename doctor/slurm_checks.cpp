@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdint>
 
 namespace allot::doctor {
 
@@ -185,6 +186,122 @@ Finding check_partition(const std::vector<Partition>& partitions, const Config& 
                        "slurm.conf");
 }
 
+uint32_t gpus_in_gres(std::string_view gres)
+{
+    uint32_t total = 0;
+    for (const std::string& item : split_list(gres)) {
+        std::string g = item.substr(0, item.find('('));
+        if (g.rfind("gpu:", 0) != 0) continue;
+        std::string count = g.substr(g.rfind(':') + 1);
+        if (!count.empty() && count.find_first_not_of("0123456789") == std::string::npos &&
+            count.size() < 6)
+            total += static_cast<uint32_t>(std::stoul(count));
+    }
+    return total;
+}
+
+namespace {
+
+// A number of slurmctld's report, 0 when unset or UNLIMITED.
+uint64_t number_of(const SlurmConf& conf, const std::string& key)
+{
+    std::string v = value_of(conf, key);
+    if (v.empty() || v.find_first_not_of("0123456789") != std::string::npos || v.size() > 18)
+        return 0;
+    return std::stoull(v);
+}
+
+// DefMemPerGPU / DefCpuPerGPU as slurmctld reports them, inside JobDefaults.
+uint64_t job_default(const SlurmConf& conf, const std::string& key)
+{
+    for (const std::string& item : split_list(value_of(conf, "JobDefaults"))) {
+        size_t eq = item.find('=');
+        if (eq == std::string::npos || item.substr(0, eq) != lower(key)) continue;
+        std::string v = item.substr(eq + 1);
+        if (!v.empty() && v.find_first_not_of("0123456789") == std::string::npos && v.size() < 18)
+            return std::stoull(v);
+    }
+    return 0;
+}
+
+}  // namespace
+
+Finding check_mem_defaults(const SlurmConf& conf, const Config& config)
+{
+    const char* id = "slurm.mem_defaults";
+    uint64_t mem = config.cluster.mem_per_gpu_mb;
+    uint32_t cpus = config.cluster.cpus_per_gpu;
+    uint64_t max_per_cpu = number_of(conf, "MaxMemPerCPU");
+    if (mem && cpus && max_per_cpu && mem > max_per_cpu * cpus) {
+        uint64_t need = (mem + cpus - 1) / cpus;
+        return problem(Severity::Fail, id,
+                       "MaxMemPerCPU=" + std::to_string(max_per_cpu) + " is below allot's " +
+                           std::to_string(mem) + " MB per GPU over " + std::to_string(cpus) +
+                           " CPUs per GPU",
+                       "Slurm raises every GPU job's CPU count to honour MaxMemPerCPU, so jobs "
+                       "take more CPUs than allot gives them and whole-node jobs never fit.",
+                       conf_fix("MaxMemPerCPU=" + std::to_string(need)));
+    }
+    uint64_t def_mem_gpu = job_default(conf, "DefMemPerGPU");
+    if (mem && def_mem_gpu && def_mem_gpu != mem)
+        return problem(Severity::Warn, id,
+                       "DefMemPerGPU=" + std::to_string(def_mem_gpu) + " differs from allot's " +
+                           std::to_string(mem) + " MB per GPU",
+                       "GPU jobs get one memory default through allot and another where "
+                       "job_submit/allot does not apply, so a team's share means different "
+                       "memory on different paths.",
+                       conf_fix("DefMemPerGPU=" + std::to_string(mem)));
+    uint64_t def_cpu_gpu = job_default(conf, "DefCpuPerGPU");
+    if (cpus && def_cpu_gpu && def_cpu_gpu != cpus)
+        return problem(Severity::Warn, id,
+                       "DefCpuPerGPU=" + std::to_string(def_cpu_gpu) + " differs from allot's " +
+                           std::to_string(cpus) + " CPUs per GPU",
+                       "GPU jobs get one CPU default through allot and another where "
+                       "job_submit/allot does not apply.",
+                       conf_fix("DefCpuPerGPU=" + std::to_string(cpus)));
+    return ok(id, "Slurm's memory and CPU defaults agree with allot's per-GPU defaults");
+}
+
+Finding check_gpu_defaults_fit(const std::vector<NodeShape>& nodes, const Config& config)
+{
+    const char* id = "slurm.gpu_defaults_fit";
+    uint64_t mem = config.cluster.mem_per_gpu_mb;
+    uint32_t cpus = config.cluster.cpus_per_gpu;
+    std::string short_mem, short_cpu;
+    uint64_t need_mem = 0, fit_mem = UINT64_MAX;
+    uint32_t need_cpu = 0;
+    for (const NodeShape& n : nodes) {
+        if (!n.gpus) continue;
+        if (mem && n.gpus * mem > n.real_memory_mb) {
+            short_mem += (short_mem.empty() ? "" : ",") + n.name;
+            need_mem = std::max<uint64_t>(need_mem, n.gpus * mem);
+            fit_mem = std::min<uint64_t>(fit_mem, n.real_memory_mb / n.gpus);
+        }
+        if (cpus && n.gpus * cpus > n.cpus) {
+            short_cpu += (short_cpu.empty() ? "" : ",") + n.name;
+            need_cpu = std::max<uint32_t>(need_cpu, n.gpus * cpus);
+        }
+    }
+    if (!short_mem.empty())
+        return problem(
+            Severity::Fail, id,
+            "all GPUs of " + short_mem + " at " + std::to_string(mem) + " MB each need " +
+                std::to_string(need_mem) + " MB, more than the node's RealMemory",
+            "a job asking for a whole node's GPUs without --mem never starts.",
+            "set `RealMemory=" + std::to_string(need_mem) + "` on NodeName=" + short_mem +
+                " in slurm.conf if the nodes have it, then restart slurmctld and "
+                "slurmd (or lower `cluster.mem_per_gpu: " +
+                std::to_string(fit_mem) + "M` in allot.yaml)");
+    if (!short_cpu.empty())
+        return problem(Severity::Fail, id,
+                       "all GPUs of " + short_cpu + " at " + std::to_string(cpus) +
+                           " CPUs each need " + std::to_string(need_cpu) +
+                           " CPUs, more than the node has",
+                       "a job asking for a whole node's GPUs without -c never starts.",
+                       "lower `cluster.cpus_per_gpu` in allot.yaml to fit the nodes' CPUs");
+    return ok(id, "allot's per-GPU defaults fit every GPU node");
+}
+
 Findings check_slurm(const SlurmInputs& in, const Config& config)
 {
     return {check_accounting_tres(in.conf),
@@ -193,7 +310,9 @@ Findings check_slurm(const SlurmInputs& in, const Config& config)
             check_preempt_mode(in.conf),
             check_preempt_signal(in.conf, in.signal_in_preempt_parameters),
             check_job_submit(in.conf),
-            check_partition(in.partitions, config)};
+            check_partition(in.partitions, config),
+            check_mem_defaults(in.conf, config),
+            check_gpu_defaults_fit(in.nodes, config)};
 }
 
 }  // namespace allot::doctor

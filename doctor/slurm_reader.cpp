@@ -1,7 +1,10 @@
 // slurm_reader.cpp - see slurm_reader.hpp.
 #include "slurm_reader.hpp"
 
+#include <sys/stat.h>
+
 #include <cstdio>
+#include <ctime>
 #include <memory>
 #include <mutex>
 
@@ -65,6 +68,21 @@ Result<std::vector<Partition>> read_partitions()
     return out;
 }
 
+Result<std::vector<NodeShape>> read_nodes()
+{
+    node_info_msg_t* raw = nullptr;
+    if (slurm_load_node(0, &raw, SHOW_ALL) != SLURM_SUCCESS)
+        return make_error("cannot read slurmctld's nodes: " + last_error());
+    slurm_compat::NodeMsgPtr msg(raw);
+    std::vector<NodeShape> out;
+    for (uint32_t i = 0; i < msg->record_count; ++i) {
+        const node_info_t& n = msg->node_array[i];
+        if (!n.name) continue;
+        out.push_back({str(n.name), n.cpus, n.real_memory, gpus_in_gres(str(n.gres))});
+    }
+    return out;
+}
+
 struct PipeCloser {
     void operator()(FILE* f) const
     {
@@ -98,20 +116,37 @@ Result<SlurmInputs> read_slurm()
     Result<std::vector<Partition>> parts = read_partitions();
     if (!parts) return parts.error();
     in.partitions = std::move(parts).value();
+    Result<std::vector<NodeShape>> nodes = read_nodes();
+    if (!nodes) return nodes.error();
+    in.nodes = std::move(nodes).value();
     in.signal_in_preempt_parameters = SLURM_VERSION_NUMBER >= SLURM_VERSION_NUM(23, 2, 0);
     return in;
 }
 
-Result<AccountingInputs> read_accounting()
+Result<AccountingInputs> read_accounting(const std::string& syncd_state)
 {
-    Result<std::string> qos =
-        run_sacctmgr("sacctmgr -nP show qos format=Name,Preempt,PreemptMode,GraceTime 2>&1");
+    Result<std::string> qos = run_sacctmgr(
+        "sacctmgr -nP show qos "
+        "format=Name,Preempt,PreemptMode,GraceTime,GrpTRES,MaxTRESPA,MaxWall,Priority 2>&1");
     if (!qos) return qos.error();
     Result<std::string> accounts = run_sacctmgr("sacctmgr -nP show account format=Account 2>&1");
     if (!accounts) return accounts.error();
     AccountingInputs in;
     in.qos = parse_qos_rows(qos.value());
     in.accounts = parse_account_rows(accounts.value());
+    struct stat st;
+    if (stat(syncd_state.c_str(), &st) != 0) return in;
+    in.syncd_success = int64_t(st.st_mtime);
+    // The command line holds only digits and punctuation of our own making.
+    char start[32];
+    struct tm tm;
+    time_t t = st.st_mtime;
+    strftime(start, sizeof start, "%Y-%m-%dT%H:%M:%S", localtime_r(&t, &tm));
+    Result<std::string> since = run_sacctmgr((std::string("sacctmgr -nP list transactions start=") +
+                                              start + " format=Time,Action,Actor,Where 2>&1")
+                                                 .c_str());
+    if (!since) return since.error();
+    in.since_syncd = parse_transactions(since.value());
     return in;
 }
 

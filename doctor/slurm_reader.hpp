@@ -11,6 +11,7 @@
 namespace allot::doctor {
 
 Result<SlurmInputs> read_slurm();
-Result<AccountingInputs> read_accounting();
+// `syncd_state`: allot-syncd's state file, whose mtime ends its last successful cycle.
+Result<AccountingInputs> read_accounting(const std::string& syncd_state);
 
 }  // namespace allot::doctor

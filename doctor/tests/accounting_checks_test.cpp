@@ -29,7 +29,7 @@ const char* kGoodQos =
 
 AccountingInputs good()
 {
-    return {parse_qos_rows(kGoodQos), parse_account_rows("root\ndefault\nvision\nnlp\n")};
+    return {parse_qos_rows(kGoodQos), parse_account_rows("root\ndefault\nvision\nnlp\n"), {}, {}};
 }
 
 TEST(ParseDuration, SacctmgrForms)
@@ -60,8 +60,8 @@ TEST(CheckAccounting, WhatSyncdWritesPasses)
 
 TEST(CheckAccounting, MissingTeamQosAndDefaultAccountFail)
 {
-    AccountingInputs in{parse_qos_rows("general|spot|cluster|0\nspot||requeue|00:10:00\n"),
-                        {"root"}};
+    AccountingInputs in{
+        parse_qos_rows("general|spot|cluster|0\nspot||requeue|00:10:00\n"), {"root"}, {}, {}};
     Findings out = check_accounting(in, two_teams());
     auto find = [&](const std::string& id) {
         for (const Finding& f : out)
@@ -105,6 +105,72 @@ TEST(CheckAccounting, ProjectAndGeneralQosMustPreemptSpot)
     EXPECT_EQ(out[1].severity, Severity::Ok);
     EXPECT_EQ(out[2].id, "accounting.preempts_spot.general");
     EXPECT_EQ(out[2].severity, Severity::Fail);
+}
+
+TEST(CheckAccounting, TresParsedWithMemoryInMegabytes)
+{
+    Tres t = parse_tres("cpu=16,gres/gpu=8,mem=64G");
+    EXPECT_EQ(t, (Tres{{"cpu", 16}, {"gres/gpu", 8}, {"mem", 65536}}));
+    EXPECT_EQ(parse_tres("mem=512M,mem2=x"), (Tres{{"mem", 512}}));
+    EXPECT_TRUE(parse_tres("").empty());
+}
+
+Config limited_team()
+{
+    Config c;
+    c.cluster.mem_per_gpu_mb = 8192;
+    c.cluster.cpus_per_gpu = 2;
+    c.tiers.general.pool_gpus = 8;
+    c.tiers.general.per_team_gpus = 4;
+    TeamConfig a;
+    a.group = a.account = "team-a";
+    a.gpus = 8;
+    c.teams.push_back(a);
+    return c;
+}
+
+TEST(CheckAccounting, QosLimitsDriftIsNamedWithTheCommandThatUndoesIt)
+{
+    const char* rows =
+        "spot||requeue|00:10:00|||1-00:00:00|0\n"
+        "default||cluster|00:00:00||||0\n"
+        "general|spot|cluster|00:00:00|gres/gpu=8|gres/gpu=4|3-00:00:00|50\n"
+        "team-a|spot|cluster|00:00:00|cpu=16,gres/gpu=8,mem=64G|||100\n";
+    AccountingInputs in;
+    in.qos = parse_qos_rows(rows);
+    for (const Finding& f : check_qos_settings(in, limited_team()))
+        EXPECT_EQ(f.severity, Severity::Ok) << f.id << ": " << f.what;
+    in.qos = parse_qos_rows(
+        "team-a|spot|cluster|00:00:00|cpu=16,gres/gpu=2,node=1|gres/gpu=1|2:00:00|100\n");
+    Findings f = check_qos_settings(in, limited_team());
+    ASSERT_EQ(f.size(), 1u);
+    EXPECT_EQ(f[0].id, "accounting.qos_settings.team-a");
+    EXPECT_EQ(f[0].severity, Severity::Fail);
+    EXPECT_NE(f[0].what.find("GrpTRES is cpu=16,gres/gpu=2,node=1"), std::string::npos);
+    EXPECT_NE(f[0].fix.find("`sacctmgr -i modify qos team-a set "
+                            "GrpTRES=cpu=16,gres/gpu=8,mem=65536,node=-1 "
+                            "MaxTRESPerAccount=gres/gpu=-1 MaxWall=-1`"),
+              std::string::npos)
+        << f[0].fix;
+}
+
+TEST(CheckAccounting, AssociationWritesAfterSyncdsLastCycleAreAnotherWriter)
+{
+    AccountingInputs in;
+    EXPECT_EQ(check_other_writer(in).severity, Severity::Ok);
+    in.syncd_success = 1000;
+    in.since_syncd = {{1000, "Add Associations", "root", "id_assoc=6"},
+                      {1001, "Modify QOS", "root", "spot"}};
+    EXPECT_EQ(check_other_writer(in).severity, Severity::Ok);
+    in.since_syncd.push_back({1002, "Add Associations", "sunk", "id_assoc=12"});
+    Finding f = check_other_writer(in);
+    EXPECT_EQ(f.severity, Severity::Warn);
+    EXPECT_NE(f.what.find("Add Associations id_assoc=12 by sunk"), std::string::npos);
+    EXPECT_NE(f.fix.find("`allot-syncd --once`"), std::string::npos);
+    std::vector<Transaction> t =
+        parse_transactions("2026-12-03T22:14:41|Add Users|root|alice|\nbad|x|y|z\n");
+    ASSERT_EQ(t.size(), 1u);
+    EXPECT_EQ(t[0].action, "Add Users");
 }
 
 }  // namespace

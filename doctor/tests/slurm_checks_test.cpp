@@ -35,7 +35,7 @@ TEST(SplitList, TrimsAndLowersItems)
 
 TEST(CheckSlurm, TheLabConfigurationPasses)
 {
-    SlurmInputs in{good_conf(), {{"main", true}}, true};
+    SlurmInputs in{good_conf(), {{"main", true}}, {{"n1", 16, 65536, 8}}, true};
     for (const Finding& f : check_slurm(in, governed("main")))
         EXPECT_EQ(f.severity, Severity::Ok) << f.id << ": " << f.what;
 }
@@ -120,6 +120,48 @@ TEST(CheckSlurm, GovernedPartitionMissingFailsNotDefaultWarns)
     EXPECT_EQ(f.severity, Severity::Warn);
     EXPECT_NE(f.fix.find("scontrol update PartitionName=gpu Default=YES"), std::string::npos);
     EXPECT_EQ(check_partition({{"main", true}}, governed("")).severity, Severity::Ok);
+}
+
+TEST(CheckSlurm, GpusInGres)
+{
+    EXPECT_EQ(gpus_in_gres("gpu:8"), 8u);
+    EXPECT_EQ(gpus_in_gres("gpu:a100:4(S:0-1),gpu:h100:2,shard:8"), 6u);
+    EXPECT_EQ(gpus_in_gres("(null)"), 0u);
+}
+
+TEST(CheckSlurm, MemDefaultsConflicts)
+{
+    Config c;
+    c.cluster.mem_per_gpu_mb = 8192;
+    c.cluster.cpus_per_gpu = 2;
+    SlurmConf conf = {{"DefMemPerCPU", "1024"}, {"JobDefaults", "(null)"}};
+    EXPECT_EQ(check_mem_defaults(conf, c).severity, Severity::Ok);
+    conf["MaxMemPerCPU"] = "2048";
+    Finding f = check_mem_defaults(conf, c);
+    EXPECT_EQ(f.severity, Severity::Fail);
+    EXPECT_NE(f.fix.find("`MaxMemPerCPU=4096`"), std::string::npos);
+    conf.erase("MaxMemPerCPU");
+    conf["JobDefaults"] = "DefCpuPerGPU=2,DefMemPerGPU=4096";
+    f = check_mem_defaults(conf, c);
+    EXPECT_EQ(f.severity, Severity::Warn);
+    EXPECT_NE(f.fix.find("`DefMemPerGPU=8192`"), std::string::npos);
+}
+
+TEST(CheckSlurm, PerGpuDefaultsMustFitAWholeNode)
+{
+    Config c;
+    c.cluster.mem_per_gpu_mb = 8192;
+    c.cluster.cpus_per_gpu = 2;
+    std::vector<NodeShape> nodes = {
+        {"n1", 16, 64000, 8}, {"n2", 16, 64000, 8}, {"cpu1", 4, 1000, 0}};
+    Finding f = check_gpu_defaults_fit(nodes, c);
+    EXPECT_EQ(f.severity, Severity::Fail);
+    EXPECT_NE(f.fix.find("`RealMemory=65536` on NodeName=n1,n2"), std::string::npos);
+    EXPECT_NE(f.fix.find("`cluster.mem_per_gpu: 8000M`"), std::string::npos);
+    nodes = {{"n1", 12, 65536, 8}};
+    EXPECT_EQ(check_gpu_defaults_fit(nodes, c).severity, Severity::Fail);
+    nodes = {{"n1", 16, 65536, 8}};
+    EXPECT_EQ(check_gpu_defaults_fit(nodes, c).severity, Severity::Ok);
 }
 
 }  // namespace
