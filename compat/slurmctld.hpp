@@ -10,6 +10,8 @@
 // except where a probe decides.
 #pragma once
 
+#include <string>
+
 #include "compat/slurm.hpp"
 
 extern "C" {
@@ -59,6 +61,18 @@ void slurm_free_job_desc_msg(job_desc_msg_t* msg);
 #endif
 
 namespace allot::slurm_compat {
+
+// A job_desc tres_per_* field as the gres list the core reads ("gres/gpu:1,cpu:2").
+// slurmctld and its clients write each entry as name:count (22.05, and every field but
+// tres_per_task later) or, in tres_per_task from 24.05 on, in TRES form name=count
+// ("gres/gpu=1,cpu=2", see slurm_option_update_tres_per_task()); both name the same count.
+inline std::string gres_list(const char* tres)
+{
+    std::string out = tres ? tres : "";
+    for (char& c : out)
+        if (c == '=') c = ':';
+    return out;
+}
 
 constexpr bool kJobModifyHasErrMsg =
 #ifdef HAVE_JOB_MODIFY_ERR_MSG

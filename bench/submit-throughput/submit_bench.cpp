@@ -18,13 +18,14 @@ int main(int argc, char** argv)
         std::fprintf(stderr, "usage: submit_bench <jobs> <account> [qos]\n");
         return 2;
     }
+    slurm_init(nullptr);  // from 24.05 libslurm's plugins (hash, auth) load only here
     const long jobs = std::strtol(argv[1], nullptr, 10);
     std::string account = argv[2];
     std::string qos = argc > 3 ? argv[3] : "";
     char script[] = "#!/bin/sh\ntrue\n";
     char name[] = "bench";
     char workdir[] = "/tmp";
-    char gpu[] = "gres:gpu:1";
+    char gpu[] = ALLOT_GPU_TRES_PREFIX "1";
     char env0[] = "PATH=/usr/bin:/bin";
     char* env[] = {env0, nullptr};
     long failed = 0;

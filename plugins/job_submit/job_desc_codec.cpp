@@ -21,6 +21,17 @@ bool names_gpu(const char* tres)
     return tres && std::strstr(tres, "gpu");
 }
 
+// Whether the job asks for GPUs by a GPU option. Slurm 23.02+ refuses per-GPU options
+// (mem_per_tres, cpus_per_tres) on a job without one ("Requested mem_per_tres=... but did
+// not request any GPU"), e.g. one whose GPUs come only from --exclusive; so per-GPU
+// defaults go only to a job that has one, on every release alike.
+bool asks_for_gpus(const job_desc_msg_t& d)
+{
+    return names_gpu(d.tres_per_job) || names_gpu(d.tres_per_node) || names_gpu(d.tres_per_task) ||
+           names_gpu(d.tres_per_socket) ||
+           (d.ntasks_per_tres != NO_VAL16 && d.ntasks_per_tres != 0);
+}
+
 void replace_string(char** field, const std::string& value)
 {
     if (*field) slurm_xfree(reinterpret_cast<void**>(field));
@@ -49,10 +60,10 @@ JobRequest to_request(const job_desc_msg_t& d, const std::string& account)
     job.account_explicit = d.account && *d.account;
     job.qos = text(d.qos);
     job.partition = text(d.partition);
-    job.gpus.per_job = text(d.tres_per_job);
-    job.gpus.per_node = text(d.tres_per_node);
-    job.gpus.per_task = text(d.tres_per_task);
-    job.gpus.per_socket = text(d.tres_per_socket);
+    job.gpus.per_job = slurm_compat::gres_list(d.tres_per_job);
+    job.gpus.per_node = slurm_compat::gres_list(d.tres_per_node);
+    job.gpus.per_task = slurm_compat::gres_list(d.tres_per_task);
+    job.gpus.per_socket = slurm_compat::gres_list(d.tres_per_socket);
     if (d.min_nodes != NO_VAL && d.min_nodes != 0) job.gpus.nodes = d.min_nodes;
     if (d.num_tasks != NO_VAL && d.num_tasks != 0) job.gpus.tasks = d.num_tasks;
     if (d.ntasks_per_node != NO_VAL16 && d.ntasks_per_node != 0)
@@ -87,9 +98,10 @@ void apply_changes(const JobChanges& c, job_desc_msg_t& d)
     if (c.qos) replace_string(&d.qos, *c.qos);
     if (c.time_minutes)
         d.time_limit = *c.time_minutes == kUnlimitedMinutes ? INFINITE : *c.time_minutes;
-    if (c.mem_per_gpu_mb)
+    const bool per_gpu_defaults = asks_for_gpus(d);
+    if (c.mem_per_gpu_mb && per_gpu_defaults)
         replace_string(&d.mem_per_tres, ALLOT_GPU_TRES_PREFIX + std::to_string(*c.mem_per_gpu_mb));
-    if (c.cpus_per_gpu)
+    if (c.cpus_per_gpu && per_gpu_defaults)
         replace_string(&d.cpus_per_tres, ALLOT_GPU_TRES_PREFIX + std::to_string(*c.cpus_per_gpu));
     if (c.set_requeue) d.requeue = 1;
     if (c.batch_signal) {

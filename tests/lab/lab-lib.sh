@@ -78,6 +78,9 @@ slurmd_restart() {
 
 # job_field <jobid> <Field>: the value of Field= in `scontrol show job` (one line per field).
 job_field() { scontrol show job "$1" 2>/dev/null | tr ' ' '\n' | sed -n "s/^$2=//p" | head -1; }
+# A MemPerTres/CpusPerTres value without its GPU prefix, the same on every release
+# ("gres:gpu:8000" in 22.05, "gres/gpu:8000" from 23.02): per_gpu "$(job_field J MemPerTres)".
+per_gpu() { sed 's|^gres[:/]gpu[:=]||' <<<"$1"; }
 
 # wait_job_field <jobid> <Field> <value-regex> [seconds]: until the field matches; the
 # seconds are a liveness bound (default 120), never a claim about how fast Slurm is.

@@ -37,8 +37,8 @@ echo "# project tier and per-GPU defaults"
 r=$(submit alice --hold --gpus=2 --wrap true); j=$(jobid "$r")
 expect_eq "alice's job without --qos gets her team's project QOS" "$(job_field "$j" QOS)" team-a
 # 8G is more than a lab node gives per GPU (64000 MB / 8): the node's share applies
-expect_eq "mem-per-gpu default applied (a node's share at most)" "$(job_field "$j" MemPerTres)" "gres:gpu:8000"
-expect_eq "cpus-per-gpu default applied" "$(job_field "$j" CpusPerTres)" "gres:gpu:2"
+expect_eq "mem-per-gpu default applied (a node's share at most)" "$(per_gpu "$(job_field "$j" MemPerTres)")" 8000
+expect_eq "cpus-per-gpu default applied" "$(per_gpu "$(job_field "$j" CpusPerTres)")" 2
 expect_eq "project tier has no walltime limit" "$(job_field "$j" TimeLimit)" UNLIMITED
 r=$(submit alice --hold --gpus=1 --mem=1G -c 3 --wrap true); j=$(jobid "$r")
 expect_eq "explicit --mem keeps MemPerTres unset" "$(job_field "$j" MemPerTres)" ""
@@ -47,8 +47,8 @@ expect_eq "explicit --mem is kept" "$(job_field "$j" MinMemoryNode)" "1G"
 r=$(submit alice --hold --gpus=1 --mem-per-cpu=500 --wrap true); j=$(jobid "$r")
 expect_eq "--mem-per-cpu is respected (no mem-per-gpu added)" "$(job_field "$j" MemPerTres)" ""
 r=$(submit alice --hold --gpus=1 --mem-per-gpu=2G --cpus-per-gpu=1 --wrap true); j=$(jobid "$r")
-expect_eq "explicit --mem-per-gpu is kept" "$(job_field "$j" MemPerTres)" "gres:gpu:2048"
-expect_eq "explicit --cpus-per-gpu is kept" "$(job_field "$j" CpusPerTres)" "gres:gpu:1"
+expect_eq "explicit --mem-per-gpu is kept" "$(per_gpu "$(job_field "$j" MemPerTres)")" 2048
+expect_eq "explicit --cpus-per-gpu is kept" "$(per_gpu "$(job_field "$j" CpusPerTres)")" 1
 r=$(submit alice --hold --wrap true); j=$(jobid "$r")
 expect_eq "CPU-only job gets no per-GPU defaults" "$(job_field "$j" MemPerTres)" ""
 
@@ -125,7 +125,7 @@ echo "# reconfigure reloads allot.yaml; a broken file keeps the old one"
 sed -i 's/mem_per_gpu: 8G/mem_per_gpu: 4G/' "$LAB/etc/allot.yaml"
 check "slurmctld reconfigures" ctld_reconfigure
 r=$(submit alice --hold --gpus=1 --wrap true); j=$(jobid "$r")
-expect_eq "the new per-GPU default applies after reconfigure" "$(job_field "$j" MemPerTres)" "gres:gpu:4096"
+expect_eq "the new per-GPU default applies after reconfigure" "$(per_gpu "$(job_field "$j" MemPerTres)")" 4096
 sed -i 's/^cluster:$/cluster:\n  bogus_key: 1/' "$LAB/etc/allot.yaml"
 check "slurmctld reconfigures with the broken file" ctld_reconfigure
 r=$(submit bob --gpus=1 --wrap true)

@@ -3,6 +3,8 @@
 #   submit USER ARGS...  sbatch as USER: prints "OK <jobid>" or the error text
 #   jobid TEXT           the job id of an "OK <jobid>" line
 #   tres_gpus JOBID      gres/gpu of the job's TRES in `scontrol show job` (0 when none)
+#   num_nodes JOBID      its NumNodes, "1-1" read as 1
+#   update_says_why      true when a refused `scontrol update` prints allot's message (23.02+)
 #   policy_lab_begin     records slurmctld's PID, sets the alive probe
 #   policy_lab_end       checks slurmctld is the same process and logged no allot error
 
@@ -17,9 +19,25 @@ submit() {
 }
 jobid() { [[ "$1" == OK* ]] && echo "${1#OK }"; }
 
+# Whether this slurmctld returns job_modify's err_msg to `scontrol update` (23.02 and later):
+# then a refused update must say why in the words of a rejected submission.
+update_says_why() {
+    case $(slurmctld -V | awk '{print $2}') in 2[01].* | 22.*) return 1 ;; esac
+}
+
+# NumNodes of a job as one number: from 23.02 a pending job's is "min-max" ("1-1").
+num_nodes() {
+    local n
+    n=$(job_field "$1" NumNodes)
+    [ "${n#*-}" = "${n%%-*}" ] && n=${n%%-*}
+    echo "$n"
+}
+
+# `scontrol show job` of 22.05 says TRES= (requested, then allocated); from 23.02 a pending
+# job says ReqTRES= and AllocTRES=(null), a running one both.
 tres_gpus() {
     local tres
-    tres=$(scontrol show job "$1" 2>/dev/null | tr ' ' '\n' | sed -n 's/^TRES=//p' | head -1)
+    tres=$(scontrol show job "$1" 2>/dev/null | tr ' ' '\n' | sed -n 's/^\(Req\)\{0,1\}TRES=//p' | head -1)
     tres=$(printf '%s' "$tres" | tr ',' '\n' | sed -n 's|^gres/gpu=||p' | head -1)
     echo "${tres:-0}"
 }

@@ -102,7 +102,7 @@ expect_refused "a team member charging the default account is told their teams" 
 
 echo "# defaults that fit"
 r=$(submit alice --hold --gpus=8 --wrap true); j=$(jobid "$r")
-expect_eq "mem-per-gpu is a node's share (64000 MB / 8 GPUs), not 8G" "$(job_field "$j" MemPerTres)" "gres:gpu:8000"
+expect_eq "mem-per-gpu is a node's share (64000 MB / 8 GPUs), not 8G" "$(per_gpu "$(job_field "$j" MemPerTres)")" 8000
 r=$(as alice sbatch --test-only --gpus=8 --wrap true 2>&1)
 expect_contains "and an 8-GPU job fits on one node" "$r" "to start at"
 expect_eq "the lowered default is logged once per (re)configure, not per job" \
@@ -123,6 +123,8 @@ as alice scontrol update jobid="$j" qos=spot
 expect_eq "moved into spot it is requeueable" "$(job_field "$j" Requeue)" 1
 r=$(as alice scontrol update jobid="$j" requeue=0 2>&1)
 expect_refused "Requeue=0 on a spot job is refused" "$r" "Access/permission denied"
+update_says_why && expect_refused "and scontrol says why, in the words of a rejected submission" "$r" \
+    "allot: spot jobs are requeued when preempted, so Requeue=0 is not allowed in --qos=spot"
 expect_eq "and the job stays requeueable" "$(job_field "$j" Requeue)" 1
 expect_contains "the refusal is logged with its reason" "$(grep "refused update of job $j " "$LAB/log/slurmctld.log")" \
     "spot jobs are requeued when preempted, so Requeue=0 is not allowed in --qos=spot"
@@ -131,7 +133,9 @@ expect_eq "QOS=SPOT in an update is spot" "$(job_field "$j" QOS)" spot
 r=$(submit alice --hold --gpus-per-node=4 --wrap true); j=$(jobid "$r")
 r=$(as alice scontrol update jobid="$j" numnodes=3 2>&1)
 expect_refused "NumNodes=3 at 4 GPUs per node is over the share" "$r" "Job violates accounting/QOS policy"
-expect_eq "and the job keeps its node count" "$(job_field "$j" NumNodes)" 1
+update_says_why && expect_refused "and scontrol says why, with the count Slurm would use" "$r" \
+    "allot: this job asks for 12 GPUs $CAP"
+expect_eq "and the job keeps its node count" "$(num_nodes "$j")" 1
 r=$(as alice scontrol update jobid="$j" gres=gpu:9 2>&1)
 expect_refused "Gres=gpu:9 is over the share" "$r" "Job violates accounting/QOS policy"
 r=$(as alice scontrol update jobid="$j" account=team-b 2>&1)
