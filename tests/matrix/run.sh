@@ -1,7 +1,9 @@
 #!/bin/bash
 # tests/matrix/run.sh - build and test allot against one Debian release's Slurm, in a chroot.
 #
-#   tests/matrix/run.sh bookworm|trixie|sid       (as root)
+#   tests/matrix/run.sh bookworm|trixie|sid [prepare]      (as root)
+#
+# `prepare` does steps 1 and 2 only, so CI can start them before allot is built.
 #
 # 1. creates the suite's root with debootstrap from this machine's Debian mirror, or reuses
 #    it (cached in $ALLOT_CHROOT_CACHE/chroot-<suite>, default /var/cache/allot);
@@ -21,9 +23,11 @@
 set -euo pipefail
 
 SUITE=${1:-}
+MODE=${2:-all}
+case "$MODE" in all | prepare) ;; *) sed -n '2,15p' "$0"; exit 2 ;; esac
 case "$SUITE" in
 bookworm | trixie | sid) ;;
-*) sed -n '2,12p' "$0"; exit 2 ;;
+*) sed -n '2,15p' "$0"; exit 2 ;;
 esac
 [ "$(id -u)" = 0 ] || { echo "run.sh: run as root (debootstrap, chroot, mounts)"; exit 1; }
 
@@ -71,7 +75,7 @@ MIRROR=${ALLOT_MATRIX_MIRROR:-$(host_mirror)}
 create_root() {
     [ -d "$ROOT" ] && { say "reusing $ROOT"; return 0; }
     local t0 log=$CACHE/debootstrap-$SUITE.log
-    command -v debootstrap >/dev/null || apt-get install -y -q debootstrap >/dev/null
+    command -v debootstrap >/dev/null || apt-get -o DPkg::Lock::Timeout=900 install -y -q debootstrap >/dev/null
     mkdir -p "$CACHE"
     rm -rf "$ROOT.partial"
     say "debootstrap $SUITE from $MIRROR (log: $log)"
@@ -115,18 +119,30 @@ cleanup() {
 }
 trap cleanup EXIT
 
-in_root() { chroot "$ROOT" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root \
+in_root() { chroot "$ROOT" /usr/bin/env -i PATH=/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin HOME=/root \
     LANG=C.UTF-8 DEBIAN_FRONTEND=noninteractive "$@"; }
 
 # ------------------------------------------------------------------ packages
 # .ci/packages with this suite's names (packages.map: "suite name replacement|-").
 suite_packages() {
     local p m
-    for p in $(grep -v '^#' "$TOP/.ci/packages" | sort -u) nodejs npm ca-certificates; do
+    for p in $(grep -v '^#' "$TOP/.ci/packages" | sort -u) nodejs ca-certificates; do
         m=$(awk -v s="$SUITE" -v p="$p" '$1 == s && $2 == p { print $3 }' "$HERE/packages.map")
         [ "$m" = - ] && continue
         echo "${m:-$p}"
     done
+    [ -n "$(host_npm)" ] || echo npm
+}
+
+# The host's npm when it is self-contained (NodeSource's, or npm's own install: its
+# dependencies inside its directory), copied into the root instead of Debian's npm, which
+# brings ~300 node-* packages (minutes per leg). Empty: the root installs Debian's.
+host_npm() {
+    local cli dir
+    cli=$(readlink -f "$(command -v npm 2>/dev/null)" 2>/dev/null) || return 0
+    dir=${cli%/bin/npm-cli.js}
+    [ "$dir" != "$cli" ] && [ -f "$dir/package.json" ] && [ -d "$dir/node_modules" ] && echo "$dir"
+    return 0
 }
 
 install_packages() {
@@ -147,13 +163,36 @@ install_packages() {
         cp /usr/local/share/ca-certificates/*.crt "$ROOT/usr/local/share/ca-certificates/"
         in_root update-ca-certificates >>"$log" 2>&1
     fi
-    # The scimd test installs its npm relying party while offline (its own network
-    # namespace): fill npm's cache now, from the registry, with what it will ask for.
-    in_root bash -c 'd=$(mktemp -d) && cd "$d" && npm init -y >/dev/null &&
-        npm install --cafile /etc/ssl/certs/ca-certificates.crt --no-audit --no-fund \
-        jose@6 openid-client@6 >/dev/null; rc=$?; rm -rf "$d"; exit $rc' \
-        >>"$log" 2>&1 || say "npm cache not filled (the scimd relying-party check will say why)"
+    install_npm >>"$log" 2>&1 || say "npm cache not filled (the scimd relying-party check will say why)"
     say "packages ready in $(($(date +%s) - t0))s: $(in_root dpkg-query -W -f '${Version}' slurmctld | sed 's/^/slurmctld /')"
+}
+
+# The scimd test installs its npm relying party while offline (its own network namespace):
+# npm's cache in the root must already hold what it asks for. The host fills a cache of its
+# own (the registry once per machine, then nothing), the root gets a copy of it.
+NPM_PACKAGES="jose@6 openid-client@6"
+install_npm() {
+    local npm_dir cache=$CACHE/npm-cache d
+    npm_dir=$(host_npm)
+    if [ -n "$npm_dir" ]; then
+        mkdir -p "$ROOT/usr/local/lib/node_modules" "$ROOT/usr/local/bin"
+        rm -rf "$ROOT/usr/local/lib/node_modules/npm"
+        cp -a "$npm_dir" "$ROOT/usr/local/lib/node_modules/npm"
+        ln -sfn ../lib/node_modules/npm/bin/npm-cli.js "$ROOT/usr/local/bin/npm"
+    fi
+    if command -v npm >/dev/null; then
+        d=$(mktemp -d)
+        # shellcheck disable=SC2086
+        (cd "$d" && npm init -y >/dev/null && npm install --cache "$cache" --prefer-offline \
+            --no-audit --no-fund $NPM_PACKAGES >/dev/null) || { rm -rf "$d"; return 1; }
+        rm -rf "$d"
+        mkdir -p "$ROOT/root/.npm"
+        rm -rf "$ROOT/root/.npm/_cacache"
+        cp -a "$cache/_cacache" "$ROOT/root/.npm/_cacache"
+    fi
+    # What the test will do, offline: proves the cache is complete.
+    in_root bash -c "d=\$(mktemp -d) && cd \"\$d\" && npm init -y >/dev/null &&
+        npm install --offline --no-audit --no-fund $NPM_PACKAGES >/dev/null; rc=\$?; rm -rf \"\$d\"; exit \$rc"
 }
 
 # ------------------------------------------------------------------ allot
@@ -178,7 +217,7 @@ in_test_ns() {
     unshare --net --pid --fork --kill-child --mount-proc="$ROOT/proc" sh -c 'ip link set lo up &&
         ip link add allot0 type veth peer name allot1 && ip addr add 10.254.0.1/30 dev allot0 &&
         ip link set allot0 up && ip link set allot1 up && exec "$@"' sh \
-        chroot "$ROOT" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF-8 \
+        chroot "$ROOT" /usr/bin/env -i PATH=/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF-8 \
         npm_config_offline=true "$@"
 }
 
@@ -217,7 +256,7 @@ main() {
     create_root
     mount_root
     install_packages
-    build_and_test
+    [ "$MODE" = prepare ] || build_and_test
 }
 # One line: bash has read all of it before it starts, so editing this file mid-run is safe.
 main; exit
