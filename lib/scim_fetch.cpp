@@ -239,11 +239,12 @@ private:
                               "page at startIndex=" + std::to_string(start_) +
                                   " came back empty, but totalResults=" +
                                   std::to_string(p.total_results) + "; the listing is truncated");
-        if (use_cursor_ && n == 0 && resources_ < announced_)
+        // A cursor listing ends at the page without nextCursor, empty or short:
+        // fewer resources than that page's totalResults is truncation as well.
+        if (use_cursor_ && resources_ < uint64_t(std::max<int64_t>(p.total_results, 0)))
             return make_error(SourceErrc::Truncated,
-                              "the cursor listing ended on an empty page after " +
-                                  std::to_string(resources_) + " of the " +
-                                  std::to_string(announced_) +
+                              "the cursor listing ended after " + std::to_string(resources_) +
+                                  " of the " + std::to_string(p.total_results) +
                                   " resources totalResults announced; the listing is truncated");
         start_ += static_cast<int64_t>(n);
         done_ = use_cursor_ || start_ > p.total_results;

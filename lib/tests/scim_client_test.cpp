@@ -755,3 +755,26 @@ TEST(ScimReadOnly, CursorListingEndingEmptyBeforeTotalResultsIsTruncation)
     ASSERT_FALSE(d.ok());
     EXPECT_TRUE(d.error().is(scim_source::Errc::Truncated));
 }
+
+TEST(ScimReadOnly, CursorListingEndingOnAShortPageBeforeTotalResultsIsTruncation)
+{
+    FakeHttp http;
+    http.on("/Groups", 200, list_json({}, 0));
+    // The last page (no nextCursor) has one user of the three still announced.
+    http.on("cursor=c2", 200, list_json({user_json("u2", "bob", 20002)}, 5));
+    http.on("startIndex=1", 200, list_json({user_json("u1", "alice", 20001)}, 5, 1, "c2"));
+    ScimFetchOptions o;
+    o.base_url = "https://x";
+    o.ext_schema = kExt;
+    auto d = fetch_directory(http, o);
+    ASSERT_FALSE(d.ok());
+    EXPECT_TRUE(d.error().is(scim_source::Errc::Truncated));
+    // The same short last page is the end when it completes totalResults.
+    FakeHttp whole;
+    whole.on("/Groups", 200, list_json({}, 0));
+    whole.on("cursor=c2", 200, list_json({user_json("u2", "bob", 20002)}, 2));
+    whole.on("startIndex=1", 200, list_json({user_json("u1", "alice", 20001)}, 2, 1, "c2"));
+    auto ok = fetch_directory(whole, o);
+    ASSERT_TRUE(ok.ok()) << ok.error().message;
+    EXPECT_EQ(ok.value().users.size(), 2u);
+}
