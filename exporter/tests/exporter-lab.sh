@@ -8,7 +8,8 @@
 # every PromQL answer is compared with what squeue, scontrol and sacctmgr say; the exposed
 # text passes `promtool check metrics` and the alert rules `promtool check rules`; many
 # concurrent scrapers and a stalled one change nothing; with slurmctld stopped the exporter
-# keeps the last values, allot_slurmctld_up goes to 0 and the snapshot age grows.
+# keeps the last values, allot_slurmctld_up goes to 0 and the snapshot age grows. The spot
+# job's GPU-seconds, its run ended by a requeue between two snapshots, equal sacct's.
 # Skips (77) unless ALLOT_LAB=1 and root.
 set -u
 SRC=${ALLOT_TOP_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
@@ -125,6 +126,14 @@ _seconds_grow() { awk -v v="$(pq 'allot_gpu_seconds_total{team="team-a",tier="pr
 check "GPU-seconds counted for team-a's running project jobs" wait_for 30 "GPU-seconds to grow" _seconds_grow
 expect_eq "no GPU-seconds where no job ran (team-b general)" \
     "$(pq 'allot_gpu_seconds_total{team="team-b",tier="general"}')" 0
+# The spot job's run ended with its requeue, between two snapshots: its GPU-seconds count
+# up to the requeue, as accounting has them (its first run's elapsed seconds x its GPUs).
+spot_run_gpu_s() { sacct -n -P -D -X -j "$spot" -o State,ElapsedRaw |
+    awk -F'|' -v g="$(gpus_of "$spot")" '$1 ~ /^(PREEMPTED|REQUEUED)/ { s += $2 * g } END { print s + 0 }'; }
+_run_accounted() { [ "$(spot_run_gpu_s)" -gt 0 ]; }
+check "slurmdbd has the spot job's preempted run" wait_for 60 "the preempted run in sacct" _run_accounted
+expect_eq "team-a spot GPU-seconds = sacct's preempted run (requeue between snapshots)" \
+    "$(pq 'allot_gpu_seconds_total{team="team-a",tier="spot"}')" "$(spot_run_gpu_s)"
 
 echo "# the exposition itself"
 curl -s "http://127.0.0.1:$EP/metrics" >"$T/metrics.txt"
