@@ -15,6 +15,8 @@
 #include "login_checks.hpp"
 #include "node_checks.hpp"
 #include "node_reader.hpp"
+#include "scim_checks.hpp"
+#include "scim_reader.hpp"
 #include "slurm_checks.hpp"
 #include "slurm_reader.hpp"
 #include "software_walk.hpp"
@@ -173,6 +175,7 @@ Findings controller_findings(const Config& config, const Options& o)
     else
         out.push_back(unreachable("accounting.reachable", acct.error(),
                                   "start slurmdbd (`systemctl start slurmdbd`)"));
+    add(out, check_scim(read_scim(config.identity), config.identity));
     add(out, identity_file_findings(config, true));
     add(out, walk_findings(config, o, "", dirs));
     return out;

@@ -284,20 +284,23 @@ Finding check_gpu_defaults_fit(const std::vector<NodeShape>& nodes, const Config
     }
     if (!short_mem.empty())
         return problem(
-            Severity::Fail, id,
+            Severity::Warn, id,
             "all GPUs of " + short_mem + " at " + std::to_string(mem) + " MB each need " +
                 std::to_string(need_mem) + " MB, more than the node's RealMemory",
-            "a job asking for a whole node's GPUs without --mem never starts.",
+            "job_submit/allot then gives GPU jobs only the node's memory per GPU, "
+            "less than allot.yaml says, and the teams' QOS count memory the nodes "
+            "do not have.",
             "set `RealMemory=" + std::to_string(need_mem) + "` on NodeName=" + short_mem +
                 " in slurm.conf if the nodes have it, then restart slurmctld and "
                 "slurmd (or lower `cluster.mem_per_gpu: " +
                 std::to_string(fit_mem) + "M` in allot.yaml)");
     if (!short_cpu.empty())
-        return problem(Severity::Fail, id,
+        return problem(Severity::Warn, id,
                        "all GPUs of " + short_cpu + " at " + std::to_string(cpus) +
                            " CPUs each need " + std::to_string(need_cpu) +
                            " CPUs, more than the node has",
-                       "a job asking for a whole node's GPUs without -c never starts.",
+                       "job_submit/allot then gives GPU jobs only the node's CPUs per GPU, "
+                       "fewer than allot.yaml says.",
                        "lower `cluster.cpus_per_gpu` in allot.yaml to fit the nodes' CPUs");
     return ok(id, "allot's per-GPU defaults fit every GPU node");
 }

@@ -155,11 +155,11 @@ TEST(CheckSlurm, PerGpuDefaultsMustFitAWholeNode)
     std::vector<NodeShape> nodes = {
         {"n1", 16, 64000, 8}, {"n2", 16, 64000, 8}, {"cpu1", 4, 1000, 0}};
     Finding f = check_gpu_defaults_fit(nodes, c);
-    EXPECT_EQ(f.severity, Severity::Fail);
+    EXPECT_EQ(f.severity, Severity::Warn);
     EXPECT_NE(f.fix.find("`RealMemory=65536` on NodeName=n1,n2"), std::string::npos);
     EXPECT_NE(f.fix.find("`cluster.mem_per_gpu: 8000M`"), std::string::npos);
     nodes = {{"n1", 12, 65536, 8}};
-    EXPECT_EQ(check_gpu_defaults_fit(nodes, c).severity, Severity::Fail);
+    EXPECT_EQ(check_gpu_defaults_fit(nodes, c).severity, Severity::Warn);
     nodes = {{"n1", 16, 65536, 8}};
     EXPECT_EQ(check_gpu_defaults_fit(nodes, c).severity, Severity::Ok);
 }
