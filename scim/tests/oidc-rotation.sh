@@ -9,7 +9,8 @@
 # of a removed key, and tokens with a wrong aud, iss or an expired exp, are refused.
 # As root with ALLOT_LAB=1 the tokens also come from allot-kube-token (a private
 # munged, the lab's user alice), and, where kubectl is installed, from kubectl
-# running allot-kube-token as its exec plugin (skipped with a note otherwise).
+# running allot-kube-token as its exec plugin (skipped with a note otherwise;
+# ALLOT_KUBECTLS="PATH..." adds more kubectls, e.g. Debian's 1.20 beside a newer one).
 # Skips (77) only when go is not installed.
 set -u
 SRC=${ALLOT_TOP_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
@@ -119,13 +120,29 @@ refused() { local got; got=$(api "$2"); expect_refused "$1" "$got" "401 Unauthor
 AS_ALICE=(setpriv --reuid=alice --regid="$(id -g alice 2>/dev/null || echo 0)" --clear-groups env HOME="$T/alice")
 KT_ARGS=(-c "$T/allot.yaml" --cacert "$T/cert.pem" --munge-socket "$T/munge/sock" --cache-dir "$T/alice/cache")
 kube_token() { "${AS_ALICE[@]}" "$KUBETOKEN" "${KT_ARGS[@]}" --drop-cache | python3 -c 'import json,sys; print(json.load(sys.stdin)["status"]["token"])' 2>/dev/null; }
-KUBECTL=""
+# Every kubectl here: the one on PATH and any in $ALLOT_KUBECTLS (e.g. Debian's
+# kubernetes-client next to a newer one). Before 1.22 the exec plugin protocol is
+# v1beta1 and kubectl sets no KUBERNETES_EXEC_INFO, so allot-kube-token is told
+# the apiVersion (docs/kubernetes.md).
+KUBECTLS=()
 if [ "$KT" = 1 ]; then
-    if command -v kubectl >/dev/null; then
-        KUBECTL=$(command -v kubectl)
-        args=""
-        for a in "${KT_ARGS[@]}"; do args="$args\"$a\", "; done
-        cat >"$T/alice/kubeconfig" <<YAML
+    for k in $(command -v kubectl) ${ALLOT_KUBECTLS:-}; do [ -x "$k" ] && KUBECTLS+=("$k"); done
+    [ ${#KUBECTLS[@]} = 0 ] &&
+        note "kubectl is not installed: the exec-plugin part is skipped (allot-kube-token is still run directly)"
+fi
+kubectl_minor() { "$1" version --client -o json 2>/dev/null | python3 -c 'import json,re,sys; print(re.sub(r"\D","",json.load(sys.stdin)["clientVersion"]["minor"]))'; }
+kubeconfig_for() { # kubeconfig_for KUBECTL: prints the path of a kubeconfig that suits it
+    local minor api extra="" args="" a f
+    minor=$(kubectl_minor "$1")
+    f=$T/alice/kubeconfig-$minor
+    if [ "${minor:-0}" -ge 22 ]; then
+        api=client.authentication.k8s.io/v1 extra="      interactiveMode: Never"
+    else
+        api=client.authentication.k8s.io/v1beta1
+    fi
+    for a in "${KT_ARGS[@]}"; do args="$args\"$a\", "; done
+    [ "$api" = client.authentication.k8s.io/v1beta1 ] && args="$args\"--api-version\", \"$api\", "
+    cat >"$f" <<YAML
 apiVersion: v1
 kind: Config
 clusters:
@@ -135,25 +152,25 @@ users:
 - name: alice
   user:
     exec:
-      apiVersion: client.authentication.k8s.io/v1
+      apiVersion: $api
       command: $KUBETOKEN
       args: [${args%, }]
-      interactiveMode: Never
+$extra
 contexts:
 - name: rot
   context: {cluster: stand-in, user: alice}
 current-context: rot
 YAML
-        chown alice "$T/alice/kubeconfig"
-    else
-        note "kubectl is not installed: the exec-plugin part is skipped (allot-kube-token is still run directly)"
-    fi
-fi
-kubectl_ok() { # kubectl_ok NAME: kubectl, running allot-kube-token, is let in as alice
-    [ -n "$KUBECTL" ] || return 0
-    local out
-    out=$("${AS_ALICE[@]}" "$KUBECTL" --kubeconfig "$T/alice/kubeconfig" get --raw /api 2>&1)
-    expect_contains "$1" "$out" '"user":"alice"'
+    chown alice "$f"
+    echo "$f"
+}
+kubectl_ok() { # kubectl_ok NAME: each kubectl, running allot-kube-token, is let in as alice
+    local k out minor
+    for k in "${KUBECTLS[@]}"; do
+        minor=$(kubectl_minor "$k")
+        out=$("${AS_ALICE[@]}" "$k" --kubeconfig "$(kubeconfig_for "$k")" get --raw /api 2>&1)
+        expect_contains "$1 (kubectl 1.$minor, $k)" "$out" '"user":"alice"'
+    done
 }
 kube_token_ok() { # kube_token_ok NAME WANT-KID
     [ "$KT" = 1 ] || return 0
