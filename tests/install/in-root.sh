@@ -71,20 +71,20 @@ node:
 scim_server:
   listen: 127.0.0.1:$SCIM_PORT
 oidc:
-  issuer: http://127.0.0.1:$SCIM_PORT
+  issuer: https://id.install.test
   audience: install-test
 YAML
 } >/etc/allot/allot.yaml
 cat >/etc/allot/directory.yaml <<'YAML'
 users:
-  - {name: alice, display_name: Alice, uid: 42001}
-  - {name: bob, display_name: Bob, uid: 42002}
-  - {name: dave, display_name: Dave, uid: 42004}
+  - {name: instalice, display_name: Alice, uid: 44501}
+  - {name: instbob, display_name: Bob, uid: 44502}
+  - {name: instdave, display_name: Dave, uid: 44504}
 groups:
-  - {name: team-a, gid: 42101, members: [alice]}
-  - {name: team-b, gid: 42102, members: [dave]}
+  - {name: team-a, gid: 44601, members: [instalice]}
+  - {name: team-b, gid: 44602, members: [instdave]}
 YAML
-for u in alice bob dave team-a team-b; do
+for u in instalice instbob instdave team-a team-b; do
     getent passwd $u >/dev/null || getent group $u >/dev/null && skip "$u is a local name here"
 done
 SCIMD=$(exec_of allot-scimd.service | awk '{print $1}')
@@ -100,7 +100,7 @@ check "the store is in allot-scimd's own directory" test -s /var/lib/allot-scimd
 start_service scimd sh -c "umask 0077 && exec setpriv --reuid=allot --regid=allot --init-groups -- $(exec_of allot-scimd.service)"
 wait_port "$SCIM_PORT" 30 || { cat "$HARNESS_TMP/scimd.log"; abort "allot-scimd did not start"; }
 check "allot-scimd serves the directory" sh -c \
-    "curl -fsS -H 'Authorization: Bearer $token' http://127.0.0.1:$SCIM_PORT/scim/v2/Users | grep -q alice"
+    "curl -fsS -H 'Authorization: Bearer $token' http://127.0.0.1:$SCIM_PORT/scim/v2/Users | grep -q instalice"
 check "the OIDC keys are in their own directory" sh -c '[ -n "$(ls -A /var/lib/allot-oidc)" ]'
 
 # ------------------------------------------------------------------ 3. Slurm
@@ -117,7 +117,11 @@ if ! LAB_USERS_FILE=/dev/null LAB_NODES=1 LAB_JOB_SUBMIT=allot ALLOT_CONFIG=/etc
     abort "the Slurm lab did not start"
 fi
 . "$LAB/env.sh"
+. "$SRC/tests/lab/lab-lib.sh" # slurmd_restart, job_field, per_gpu
+# spank_allot as plugstack.conf.snippet says, reading the installed allot.yaml; slurmd
+# decides at start whether SPANK has a job prolog to run.
 echo "required /usr/lib/$MA/slurm-wlm/spank_allot.so run_dir=/run/allot" >>"$LAB/etc/plugstack.conf"
+check "slurmd restarts with the installed spank_allot" slurmd_restart
 expect_contains "slurmctld loaded the installed job_submit/allot with allot.yaml" \
     "$(grep 'allot: loaded' "$LAB/log/slurmctld.log")" "(2 teams)"
 
@@ -133,11 +137,11 @@ for f in passwd.cache group.cache keys.cache; do
     check "$f published in /var/lib/allot" test -s "/var/lib/allot/$f"
 done
 expect_eq "keys.cache belongs to group allot-keys" "$(stat -c %G /var/lib/allot/keys.cache 2>&1)" allot-keys
-expect_match "alice resolves through the installed libnss_allot" "$(getent passwd alice)" \
-    '^alice:x:42001:'
-expect_contains "team-a resolves through libnss_allot" "$(getent group team-a)" "alice"
+expect_match "instalice resolves through the installed libnss_allot" "$(getent passwd instalice)" \
+    '^instalice:[^:]*:44501:'
+expect_contains "team-a resolves through libnss_allot" "$(getent group team-a)" "instalice"
 in_assoc() { scontrol show assoc_mgr users="$1" flags=users 2>/dev/null | grep -q "DefAccount=$2"; }
-for spec in alice:team-a dave:team-b bob:default; do
+for spec in instalice:team-a instdave:team-b instbob:default; do
     if wait_for 60 "slurmctld to know ${spec%%:*}" in_assoc "${spec%%:*}" "${spec#*:}"; then
         pass "allot-syncd gave ${spec%%:*} the account ${spec#*:}"
     else fail "allot-syncd gave ${spec%%:*} the account ${spec#*:}" "$(sacctmgr -n list assoc format=user,account,qos 2>&1)"
@@ -147,23 +151,24 @@ done
 # ------------------------------------------------------------------ 5. jobs
 step "jobs under the policy"
 as() { local u=$1; shift; (cd "$LAB/tmp" && setpriv --reuid="$u" --regid="$(id -g "$u")" --clear-groups -- "$@"); }
-out=$(as alice sbatch --parsable --gpus=1 -o "$LAB/tmp/alice-%j.out" --wrap 'id -un; echo tier=$ALLOT_TIER' 2>&1)
+out=$(as instalice sbatch --parsable --gpus=1 -o "$LAB/tmp/alice-%j.out" --wrap 'id -un; echo tier=$ALLOT_TIER' 2>&1)
 job=$(printf '%s\n' "$out" | grep -E '^[0-9]+$' | tail -1)
 expect_match "alice's GPU job is accepted" "$job" '^[0-9]+$'
 if [ -n "$job" ]; then
     expect_contains "it runs in team-a's project QOS" "$(scontrol show job "$job" 2>&1)" "QOS=team-a"
-    expect_contains "with the per-GPU memory default" "$(scontrol show job "$job" 2>&1)" "MinMemoryGPU=8G"
+    # mem_per_gpu 8G, lowered to what the lab's node has per GPU (64000 MB / 8)
+    expect_eq "with the per-GPU memory default" "$(per_gpu "$(job_field "$job" MemPerTres)")" 8000
     done_ok() { grep -q tier= "$LAB/tmp/alice-$job.out" 2>/dev/null; }
     if wait_for 90 "job $job to finish" done_ok; then
         expect_eq "it ran as alice (resolved on the node through libnss_allot)" \
-            "$(head -1 "$LAB/tmp/alice-$job.out")" alice
+            "$(head -1 "$LAB/tmp/alice-$job.out")" instalice
         expect_eq "spank_allot gave it its tier" "$(sed -n 's/^tier=//p' "$LAB/tmp/alice-$job.out")" project
     else fail "alice's job ran" "$(scontrol show job "$job" 2>&1 | head -20)"
     fi
 fi
-out=$(as bob sbatch --gpus=1 --wrap hostname 2>&1)
+out=$(as instbob sbatch --gpus=1 --wrap hostname 2>&1)
 expect_contains "bob (in no team) is refused a GPU job, told how to join" "$out" "ask your PI"
-out=$(as alice sbatch --gpus=12 --wrap hostname 2>&1)
+out=$(as instalice sbatch --gpus=12 --wrap hostname 2>&1)
 expect_contains "a job that can never fit is refused at submit, with the cap" "$out" \
     "accounting/QOS policy"
 step "done"
