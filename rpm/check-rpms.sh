@@ -60,7 +60,7 @@ sv=$(q --qf '%{RELEASE}' "$slurm" | sed -n 's/^1\.slurm\([0-9.]*\).*/\1/p')
 check "slurm requires the exact Slurm release it was built for ($sv)" \
     grep -qE "^slurm(\(x86-64\))? = ${sv//./\\.}\$" <<<"$(q --requires "$slurm")"
 for p in slurm node syncd scimd login exporter doctor report; do
-    expect_contains "allot-$p requires allot-common" "$(q --requires "${path[allot-$p]}")" \
+    expect_contains "allot-$p requires allot-common" "$(q --requires "${path[allot-$p]:-none}")" \
         "allot-common = "
 done
 expect_contains "scimd requires shadow-utils for %pre" "$(q --requires "$scimd")" \
