@@ -21,15 +21,15 @@ bool names_gpu(const char* tres)
     return tres && std::strstr(tres, "gpu");
 }
 
-// Whether the job asks for GPUs by a GPU option. Slurm 23.02+ refuses per-GPU options
-// (mem_per_tres, cpus_per_tres) on a job without one ("Requested mem_per_tres=... but did
-// not request any GPU"), e.g. one whose GPUs come only from --exclusive; so per-GPU
-// defaults go only to a job that has one, on every release alike.
-bool asks_for_gpus(const job_desc_msg_t& d)
+// Whether the job names GPUs in a GPU field (--gpus*, --gres=gpu). From 24.11 slurmctld
+// refuses per-GPU options (mem_per_tres, cpus_per_tres) on a job whose GPUs come only from
+// --exclusive at submission, and on one whose GPUs come only from --ntasks-per-gpu at every
+// later `scontrol update` ("Requested mem_per_tres=... but did not request any GPU"); 22.05
+// took both. So per-GPU defaults go only to a job with a GPU field, on every release alike.
+bool names_gpu_field(const job_desc_msg_t& d)
 {
     return names_gpu(d.tres_per_job) || names_gpu(d.tres_per_node) || names_gpu(d.tres_per_task) ||
-           names_gpu(d.tres_per_socket) ||
-           (d.ntasks_per_tres != NO_VAL16 && d.ntasks_per_tres != 0);
+           names_gpu(d.tres_per_socket);
 }
 
 void replace_string(char** field, const std::string& value)
@@ -98,7 +98,7 @@ void apply_changes(const JobChanges& c, job_desc_msg_t& d)
     if (c.qos) replace_string(&d.qos, *c.qos);
     if (c.time_minutes)
         d.time_limit = *c.time_minutes == kUnlimitedMinutes ? INFINITE : *c.time_minutes;
-    const bool per_gpu_defaults = asks_for_gpus(d);
+    const bool per_gpu_defaults = names_gpu_field(d);
     if (c.mem_per_gpu_mb && per_gpu_defaults)
         replace_string(&d.mem_per_tres, ALLOT_GPU_TRES_PREFIX + std::to_string(*c.mem_per_gpu_mb));
     if (c.cpus_per_gpu && per_gpu_defaults)

@@ -71,6 +71,8 @@ TEST(Codec, ReadsEveryGpuAndResourceField)
 TEST(Codec, AppliesChangesWithSlurmsAllocator)
 {
     JobDesc j;
+    char gpus[] = ALLOT_GPU_TRES_PREFIX "2";
+    j.desc.tres_per_job = gpus;
     j.desc.qos = slurm_xstrdup("old");
     JobChanges c;
     c.qos = "spot";
@@ -88,6 +90,48 @@ TEST(Codec, AppliesChangesWithSlurmsAllocator)
     EXPECT_EQ(j.desc.warn_signal, SIGUSR1);
     EXPECT_EQ(j.desc.warn_time, 600);
     EXPECT_EQ(j.desc.warn_flags, KILL_JOB_BATCH);
+    j.desc.tres_per_job = nullptr;
+}
+
+// From 24.11 slurmctld refuses --mem-per-gpu/--cpus-per-gpu on a job that names GPUs in no
+// GPU field (--exclusive alone, --ntasks-per-gpu alone); allot adds none there on any release.
+TEST(Codec, PerGpuDefaultsOnlyWithAGpuField)
+{
+    JobChanges c;
+    c.mem_per_gpu_mb = 8192;
+    c.cpus_per_gpu = 2;
+    JobDesc exclusive;
+    exclusive.desc.shared = JOB_SHARED_NONE;
+    apply_changes(c, exclusive.desc);
+    EXPECT_EQ(exclusive.desc.mem_per_tres, nullptr);
+    EXPECT_EQ(exclusive.desc.cpus_per_tres, nullptr);
+    JobDesc per_gpu_tasks;
+    per_gpu_tasks.desc.ntasks_per_tres = 2;
+    apply_changes(c, per_gpu_tasks.desc);
+    EXPECT_EQ(per_gpu_tasks.desc.mem_per_tres, nullptr);
+    JobDesc per_task;
+    char tpt[] = "gres/gpu=1";
+    per_task.desc.tres_per_task = tpt;
+    apply_changes(c, per_task.desc);
+    EXPECT_STREQ(per_task.desc.mem_per_tres, ALLOT_GPU_TRES_PREFIX "8192");
+    per_task.desc.tres_per_task = nullptr;
+}
+
+// tres_per_task is in TRES form from 24.05 ("gres/gpu=1,cpu=2"), name:count before; both
+// reach the core as the same gres list, so the count is the same on every release.
+TEST(Codec, ReadsTresPerTaskInEitherForm)
+{
+    JobDesc j;
+    char tres_form[] = "cpu=2,gres/gpu=3", gres_form[] = "gres:gpu:3";
+    j.desc.num_tasks = 4;
+    j.desc.tres_per_task = tres_form;
+    const auto newer = to_request(j.desc, "team-a");
+    j.desc.tres_per_task = gres_form;
+    const auto older = to_request(j.desc, "team-a");
+    j.desc.tres_per_task = nullptr;
+    EXPECT_EQ(newer.gpus.per_task, "cpu:2,gres/gpu:3");
+    EXPECT_EQ(count_gpus(newer.gpus).value().total, 12u);
+    EXPECT_EQ(count_gpus(older.gpus).value().total, 12u);
 }
 
 TEST(Codec, RejectionCodesNameTheRule)
