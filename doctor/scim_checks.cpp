@@ -74,9 +74,11 @@ Finding extension(const ScimAnswers& in, const IdentityConfig& identity)
         return problem(Severity::Warn, id, "the source has no users to sample",
                        "whether users carry the POSIX extension cannot be told.",
                        "add the first users at the source, then run allot-doctor again");
-    if (!urn.empty() && in.users.value().body.find("\"" + urn + "\"") == std::string::npos)
+    const scim::User& sample = page.value().resources.front();
+    if (!sample.uid)
         return problem(Severity::Fail, id,
-                       "the sample page of Users carries no " + urn + " (asked for it by name)",
+                       "the sample user \"" + sample.user_name + "\" has no " + map.uid +
+                           " (the page asked for it by name)",
                        why, fix);
     return ok(id, "the sample page of Users carries " + (urn.empty() ? map.uid : urn));
 }

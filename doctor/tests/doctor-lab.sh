@@ -1,9 +1,12 @@
 #!/bin/bash
-# doctor-lab.sh - allot-doctor against a real Slurm lab (tests/lab): the correct lab
-# reports no problem; then each Slurm and accounting check in turn: break exactly that
-# thing (slurm.conf key + restart, scontrol update, sacctmgr modify), show the finding
-# with its fix, apply the printed fix as printed and show the check passes again.
-# Skips (77) unless ALLOT_LAB=1 and root.
+# doctor-lab.sh - allot-doctor --role controller against a real Slurm lab (tests/lab),
+# with the allot.yaml allot-syncd ran from (identity: the lab's token, caches and state):
+# the lab as brought up gives 8 GPUs x 8G more than a node's RealMemory, which is fixed
+# first; then the correct lab reports no problem; then each Slurm, accounting and
+# controller identity check in turn: break exactly that thing (slurm.conf key + restart,
+# scontrol update, sacctmgr, file modes and ages), show the finding with its fix, apply
+# the printed fix as printed and show the check passes again. The node checks are in
+# doctor-node.sh. Skips (77) unless ALLOT_LAB=1 and root.
 set -u
 SRC=${ALLOT_TOP_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
 BUILD=${ALLOT_TOP_BUILDDIR:-$SRC}
@@ -14,7 +17,16 @@ skip_unless_lab
 command -v jq >/dev/null || skip "jq missing"
 lab_test_start doctor
 
-doctor() { "$D" -c "$ALLOT_CONFIG" --role controller --json; }
+doctor() { "$D" -c "$LAB/etc/syncd.yaml" --role controller --json; }
+# The SCIM source of syncd.yaml (the fixture directory lab-accounts.sh served), up again
+# for the doctor on the port syncd.yaml names; lab-accounts.sh stops its own when done.
+scim_port() { sed -n 's|^  scim_url: http://127.0.0.1:\([0-9]*\)/.*|\1|p' "$LAB/etc/syncd.yaml"; }
+scim_up() {
+    stop_service doctor-scim 5
+    start_service doctor-scim python3 "$SRC/syncd/tests/scim_fixture.py" "$LAB/directory" "$(scim_port)"
+    wait_port "$(scim_port)" 60
+}
+scim_up || abort "the lab's SCIM fixture"
 # finding ID FIELD: one field of one finding of a fresh run.
 finding() { doctor | jq -r --arg id "$1" ".findings[] | select(.id == \$id) | .$2"; }
 
@@ -25,7 +37,11 @@ apply_fix() {
     local cmd
     cmd=$(sed -n 's/^[^`]*`\([^`]*\)`.*/\1/p' <<<"$1")
     case $cmd in
-    sacctmgr* | scontrol*) eval "$cmd" >/dev/null ;;
+    sacctmgr* | scontrol* | chmod* | chown*) eval "$cmd" >/dev/null ;;
+    "allot-syncd --once") "$SRC/tests/lab/lab-accounts.sh" >/dev/null && scim_up ;;
+    RealMemory=*)
+        sed -i "/^NodeName=/s/RealMemory=[0-9]*/$cmd/" "$SLURM_CONF"
+        ctld_restart && slurmd_restart ;;
     *=*)
         conf_set "${cmd%%=*}" "${cmd#*=}"
         if [[ "$1" == *"restart slurmctld"* ]]; then ctld_restart; else ctld_reconfigure; fi ;;
@@ -45,13 +61,18 @@ broken_then_fixed() {
     expect_eq "$1 passes after the fix" "$(finding "$1" severity)" ok
 }
 
+# --------------------------------------------------------------- the lab as brought up
+broken_then_fixed slurm.gpu_defaults_fit warn "RealMemory=65536"
+
 # --------------------------------------------------------------- the correct lab
 out=$(doctor); rc=$?
 expect_eq "correct lab: exit 0" "$rc" 0
 expect_eq "correct lab: no problem" "$(jq -r '[.findings[] | select(.severity != "ok")] | length' <<<"$out")" 0
 expect_eq "correct lab: every Slurm check ran" \
-    "$(jq -r '[.findings[] | select(.id | startswith("slurm."))] | length' <<<"$out")" 7
-text=$("$D" -c "$ALLOT_CONFIG" --role controller)
+    "$(jq -r '[.findings[] | select(.id | startswith("slurm."))] | length' <<<"$out")" 9
+expect_eq "correct lab: problems listed" \
+    "$(jq -r '[.findings[] | select(.severity != "ok") | .id + ": " + .what] | join("; ")' <<<"$out")" ""
+text=$("$D" -c "$LAB/etc/syncd.yaml" --role controller)
 expect_contains "text report counts" "$text" "0 problems"
 
 # --------------------------------------------------------------- slurm.conf, one key at a time
@@ -76,6 +97,9 @@ broken_then_fixed slurm.preempt_signal fail "send_user_signal"
 conf_set JobSubmitPlugins "" && ctld_restart
 broken_then_fixed slurm.job_submit fail "JobSubmitPlugins=allot"
 
+conf_set MaxMemPerCPU 2048 && ctld_reconfigure
+broken_then_fixed slurm.mem_defaults fail "MaxMemPerCPU=4096"
+
 scontrol update PartitionName=main Default=NO
 out=$(doctor); rc=$?
 expect_eq "warning only: exit 1" "$rc" 1
@@ -91,6 +115,47 @@ broken_then_fixed accounting.preempts_spot.general fail "modify qos general set 
 sacctmgr -i modify qos team-a set Preempt= >/dev/null
 broken_then_fixed accounting.preempts_spot.team-a fail "modify qos team-a set Preempt+=spot"
 
+sacctmgr -i modify qos team-b set GrpTRES=gres/gpu=2 MaxWall=02:00:00 >/dev/null
+broken_then_fixed accounting.qos_settings.team-b fail \
+    "modify qos team-b set GrpTRES=cpu=8,gres/gpu=4,mem=32768 MaxWall=-1"
+
+# Another writer: a hand-made association, in a second after allot-syncd's last cycle.
+_after_state() { [ "$(date +%s)" -gt "$(stat -c %Y "$LAB/identity/syncd.state")" ]; }
+wait_for 5 "a second after allot-syncd's last cycle" _after_state
+sacctmgr -i add user bob account=team-b >/dev/null
+broken_then_fixed accounting.other_writer warn "allot-syncd --once"
+expect_eq "allot-syncd removed the hand-made association" \
+    "$(sacctmgr -nP show assoc user=bob account=team-b format=User)" ""
+
+# --------------------------------------------------------------- identity files
+chmod 0644 "$LAB/directory/token"
+broken_then_fixed identity.token_file fail "chmod g-w,o-rwx $LAB/directory/token"
+touch -d '2 hours ago' "$LAB/identity/passwd.cache"
+broken_then_fixed identity.cache_fresh warn "allot-syncd --once"
+touch -d '2 hours ago' "$LAB/identity/syncd.state"
+broken_then_fixed identity.syncd_last_run warn "allot-syncd --once"
+chmod 0775 "$LAB/identity"
+broken_then_fixed identity.cache_mode.identity fail "chmod go-w $LAB/identity"
+
+# --------------------------------------------------------------- the SCIM source
+# The fixes here are the source's own (its token, its extension), done as its admin would.
+echo noext >"$LAB/directory/mode"
+expect_eq "identity.scim_extension reports fail" "$(finding identity.scim_extension severity)" fail
+expect_contains "identity.scim_extension fix" "$(finding identity.scim_extension fix)" \
+    "enable the POSIX user extension urn:ietf:params:scim:schemas:extension:allot:2.0:PosixUser"
+echo ok >"$LAB/directory/mode"
+expect_eq "identity.scim_extension passes with the extension" "$(finding identity.scim_extension severity)" ok
+(umask 077 && echo "another-token" >"$LAB/directory/token.other")
+sed -i "s|^  token_file: .*|  token_file: $LAB/directory/token.other|" "$LAB/etc/syncd.yaml"
+expect_contains "a refused token" "$(finding identity.scim_reachable what)" "refuses the token"
+sed -i "s|^  token_file: .*|  token_file: $LAB/directory/token|" "$LAB/etc/syncd.yaml"
+stop_service doctor-scim 5
+expect_contains "an unreachable source" "$(finding identity.scim_reachable what)" "cannot be reached"
+scim_up
+expect_eq "identity.scim_reachable passes again" "$(finding identity.scim_reachable severity)" ok
+
 out=$(doctor); rc=$?
 expect_eq "every fix applied: exit 0" "$rc" 0
+expect_eq "every fix applied: problems listed" \
+    "$(jq -r '[.findings[] | select(.severity != "ok") | .id + ": " + .what] | join("; ")' <<<"$out")" ""
 finish

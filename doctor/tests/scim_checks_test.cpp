@@ -18,7 +18,9 @@ IdentityConfig identity()
 
 std::string page(bool with_extension)
 {
-    std::string user = R"({"id":"1","userName":"alice","active":true)";
+    // The schemas list names the extension either way, as a source that drops it may.
+    std::string user =
+        std::string(R"({"schemas":[")") + kExt + R"("],"id":"1","userName":"alice","active":true)";
     if (with_extension)
         user += std::string(R"(,")") + kExt + R"(":{"uidNumber":42001,"gidNumber":42001})";
     user += "}";
