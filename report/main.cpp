@@ -66,14 +66,39 @@ Result<Captured> run_utc(const std::vector<std::string>& argv)
     return c;
 }
 
-std::string reconcile(const Report& rep, int64_t now)
+bool succeeded(const Result<Captured>& run)
+{
+    return run && WIFEXITED(run.value().status) && WEXITSTATUS(run.value().status) == 0;
+}
+
+std::string against_sacct(const Report& rep, int64_t now)
 {
     auto run = run_utc(sacct_command(rep.cluster, rep.from, rep.until));
-    if (!run) return reconciliation_line(rep.total_used(), std::nullopt, run.error().describe());
-    if (!WIFEXITED(run.value().status) || WEXITSTATUS(run.value().status) != 0)
-        return reconciliation_line(rep.total_used(), std::nullopt, "sacct failed");
+    if (!succeeded(run))
+        return reconciliation_line(rep.total_used(), std::nullopt,
+                                   run ? "sacct failed" : run.error().describe());
     return reconciliation_line(rep.total_used(),
                                sacct_gpu_seconds(run.value().out, rep.from, rep.until, now), "");
+}
+
+// sreport over the window's whole hours slurmdbd has rolled up, against the report's own
+// GPU-seconds over the same hours (summed from its series, whose steps divide an hour).
+std::string against_sreport(const Report& rep, int64_t now)
+{
+    const auto end = rollup_end(rep.from, rep.until, now);
+    if (!end)
+        return sreport_clause(0, std::nullopt,
+                              "slurmdbd has rolled up no whole hour of the window");
+    auto run = run_utc(sreport_command(rep.cluster, rep.from, *end));
+    if (!succeeded(run)) return sreport_clause(0, std::nullopt, "sreport failed");
+    const auto allocated = sreport_allocated_seconds(run.value().out);
+    if (!allocated) return sreport_clause(0, std::nullopt, "sreport has no gres/gpu row");
+    return sreport_clause(rep.used_until(*end), allocated, "");
+}
+
+std::string reconcile(const Report& rep, int64_t now)
+{
+    return against_sacct(rep, now) + against_sreport(rep, now);
 }
 
 Status write_file(const std::string& path, const std::string& text)

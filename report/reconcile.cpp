@@ -2,6 +2,7 @@
 #include "reconcile.hpp"
 
 #include <algorithm>
+#include <charconv>
 #include <cstdio>
 
 #include "periods.hpp"
@@ -68,6 +69,71 @@ uint64_t sacct_gpu_seconds(std::string_view text, int64_t from, int64_t until, i
         if (e > s) total += untyped_gpus_named(f[3]) * uint64_t(e - s);
     }
     return total;
+}
+
+std::vector<std::string> sreport_command(const std::string& cluster, int64_t from, int64_t until)
+{
+    auto local = [](int64_t t) {
+        std::string s = utc_time(t);
+        s.pop_back();  // run with TZ=UTC, like sacct
+        return s;
+    };
+    return {"sreport",
+            "--parsable2",
+            "--tres=gres/gpu",
+            "-t",
+            "seconds",
+            "cluster",
+            "utilization",
+            "clusters=" + cluster,
+            "start=" + local(from),
+            "end=" + local(until)};
+}
+
+std::optional<uint64_t> sreport_allocated_seconds(std::string_view text)
+{
+    std::optional<size_t> allocated, tres;
+    while (!text.empty()) {
+        const size_t nl = text.find('\n');
+        const std::string_view line = text.substr(0, nl);
+        text = nl == std::string_view::npos ? std::string_view() : text.substr(nl + 1);
+        const auto f = fields(line);
+        if (!allocated) {
+            for (size_t i = 0; i < f.size(); ++i) {
+                if (f[i] == "Allocated") allocated = i;
+                if (f[i] == "TRES Name") tres = i;
+            }
+            continue;
+        }
+        if (tres && *tres < f.size() && f[*tres] != "gres/gpu") continue;
+        if (*allocated >= f.size()) continue;
+        uint64_t v = 0;
+        const std::string_view a = f[*allocated];
+        auto [p, ec] = std::from_chars(a.data(), a.data() + a.size(), v);
+        if (ec == std::errc() && p == a.data() + a.size()) return v;
+    }
+    return std::nullopt;
+}
+
+std::optional<int64_t> rollup_end(int64_t from, int64_t until, int64_t now)
+{
+    if (from % kHour != 0) return std::nullopt;
+    const int64_t end = std::min(until, now) / kHour * kHour;
+    if (end <= from) return std::nullopt;
+    return end;
+}
+
+std::string sreport_clause(uint64_t report_seconds, std::optional<uint64_t> sreport_seconds,
+                           const std::string& why_not)
+{
+    if (!sreport_seconds) return "; sreport not compared (" + why_not + ")";
+    const int64_t diff = int64_t(report_seconds) - int64_t(*sreport_seconds);
+    return "; sreport cluster utilization " + hours(*sreport_seconds) +
+           " GPU-h allocated against allot-report's " + hours(report_seconds) +
+           " GPU-h over the same whole hours, difference " + std::to_string(diff) + " GPU-s" +
+           (diff ? " (sreport counts GPUs of reservations as allocated and works from hourly "
+                   "rollups, which lag behind the job records)"
+                 : "");
 }
 
 std::string reconciliation_line(uint64_t report_seconds, std::optional<uint64_t> sacct_seconds,

@@ -79,6 +79,14 @@ uint64_t Report::total_spot_lost() const
     return sum(periods, [](const PeriodUsage& p) { return p.spot_lost; });
 }
 
+uint64_t Report::used_until(int64_t t) const
+{
+    uint64_t total = 0;
+    for (const auto& s : series)
+        if (s.start + s.seconds <= t) total += s.gpu_seconds;
+    return total;
+}
+
 Report build_report(const Inputs& inputs, const Classifier& classify, const ReportRequest& req)
 {
     Report rep;

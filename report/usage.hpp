@@ -68,6 +68,8 @@ struct Report {
     uint64_t total_capacity() const;
     uint64_t total_available() const;
     uint64_t total_spot_lost() const;
+    // GPU-seconds used from the window's start until t (t on a series step boundary).
+    uint64_t used_until(int64_t t) const;
 };
 
 struct Inputs {

@@ -47,5 +47,37 @@ TEST(Reconcile, LineSaysTheDifference)
               std::string::npos);
 }
 
+TEST(Reconcile, SreportAllocatedFoundByItsColumnName)
+{
+    const std::string out =
+        "Cluster|TRES Name|Allocated|Down|PLND Down|Idle|Planned|Reported\n"
+        "lab|gres/gpu|7200|0|0|50400|0|57600\n";
+    EXPECT_EQ(sreport_allocated_seconds(out), 7200u);
+    // Older releases name a column Reserved where newer ones say Planned: found by name.
+    EXPECT_EQ(sreport_allocated_seconds("Cluster|TRES Name|Allocated|Down|PLND Down|Idle|"
+                                        "Reserved|Reported\nlab|gres/gpu|60|0|0|0|0|60\n"),
+              60u);
+    EXPECT_FALSE(sreport_allocated_seconds("Cluster|TRES Name|Allocated\nlab|cpu|60\n"));
+    EXPECT_FALSE(sreport_allocated_seconds(""));
+}
+
+TEST(Reconcile, SreportOnlyOverWholeRolledUpHours)
+{
+    const int64_t h = at("2026-12-03T10:00:00Z");
+    EXPECT_EQ(rollup_end(h, h + 5 * kHour + 600, h + 5 * kHour + 600), h + 5 * kHour);
+    EXPECT_EQ(rollup_end(h, h + 5 * kHour, h + 2 * kHour + 1), h + 2 * kHour);  // now first
+    EXPECT_FALSE(rollup_end(h + 60, h + 5 * kHour, h + 5 * kHour));  // window not on an hour
+    EXPECT_FALSE(rollup_end(h, h + 600, h + 600));                   // no whole hour yet
+}
+
+TEST(Reconcile, SreportClauseExplainsADifference)
+{
+    EXPECT_EQ(sreport_clause(3600, 3600u, ""),
+              "; sreport cluster utilization 1.00 GPU-h allocated against allot-report's 1.00 "
+              "GPU-h over the same whole hours, difference 0 GPU-s");
+    EXPECT_NE(sreport_clause(3600, 7200u, "").find("reservations"), std::string::npos);
+    EXPECT_EQ(sreport_clause(0, std::nullopt, "why"), "; sreport not compared (why)");
+}
+
 }  // namespace
 }  // namespace allot::report
