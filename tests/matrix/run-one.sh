@@ -70,8 +70,10 @@ cp /etc/hosts "$ROOT/etc/hosts"
 
 # This tree as it is now, without the autotools output: the suite's own autoreconf makes
 # that (the host's is another automake, and other builds rewrite it in place). Excluded
-# files survive --delete, so the copy's generated files are kept between runs.
-rsync -a --delete --exclude=.git --exclude=autom4te.cache --exclude='*.o' --exclude='*.lo' \
+# files survive --delete, so the copy's generated files are kept between runs. Files are
+# compared by content and a changed one gets the time of the copy, not the host's: an
+# object built from an older copy must never look newer than the file it now depends on.
+rsync -rlpD --checksum --delete --exclude=.git --exclude=autom4te.cache --exclude='*.o' --exclude='*.lo' \
     --exclude='.libs' --exclude='.deps' --exclude=Makefile.in --exclude=/configure \
     --exclude=/aclocal.m4 --exclude=/build-aux --exclude='/config.h.in*' --exclude='/configure~' \
     --exclude='/m4/libtool.m4' --exclude='/m4/lt*.m4' "$TOP/" "$ROOT/root/run-one-src/"
