@@ -35,6 +35,7 @@ finding() { doctor | jq -r --arg id "$1" ".findings[] | select(.id == \$id) | .$
 # as the fix says.
 apply_fix() {
     local cmd
+    # shellcheck disable=SC2016 # backquotes, not an expansion
     cmd=$(sed -n 's/^[^`]*`\([^`]*\)`.*/\1/p' <<<"$1")
     case $cmd in
     sacctmgr* | scontrol* | chmod* | chown*) eval "$cmd" >/dev/null ;;

@@ -15,6 +15,7 @@ D=${DOCTOR_BIN:-$BUILD/doctor/allot-doctor}
 [ "$(id -u)" = 0 ] || skip "needs root (a mount namespace, the walk as nobody)"
 for c in unshare jq ssh-keygen /usr/sbin/sshd; do command -v "$c" >/dev/null || skip "$c missing"; done
 [ -f /etc/pam.d/sshd ] || skip "no /etc/pam.d/sshd to bind over"
+[ -n "${DOCTOR_NS:-}" ] || unshare -m true 2>/dev/null || skip "no mount namespace here (unshare -m)"
 # Everything below runs in a mount namespace of its own: the binds vanish with it.
 [ -n "${DOCTOR_NS:-}" ] || exec unshare -m --propagation private env DOCTOR_NS=1 "$0" "$@"
 
@@ -72,6 +73,7 @@ YAML
 doctor() { "$D" -c "$CONFIG" --role compute --software-root "$T/sw" --json; }
 finding() { doctor | jq -r --arg id "$1" ".findings[] | select(.id == \$id) | .$2"; }
 # fix_part FIX N: the Nth `backquoted` part of a fix.
+# shellcheck disable=SC2016 # backquotes, not an expansion
 fix_part() { grep -o '`[^`]*`' <<<"$1" | sed -n "${2}p" | tr -d '`'; }
 
 # broken_then_fixed ID SEVERITY NEEDLE APPLY: ID reports SEVERITY with NEEDLE in its fix;
