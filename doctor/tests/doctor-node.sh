@@ -70,7 +70,8 @@ identity:
   gid_max: 80000
 YAML
 
-doctor() { "$D" -c "$CONFIG" --role compute --software-root "$T/sw" --json; }
+LIMIT=
+doctor() { "$D" -c "$CONFIG" --role compute --software-root "$T/sw" ${LIMIT:+--software-limit "$LIMIT"} --json; }
 finding() { doctor | jq -r --arg id "$1" ".findings[] | select(.id == \$id) | .$2"; }
 # fix_part FIX N: the Nth `backquoted` part of a fix.
 # shellcheck disable=SC2016 # backquotes, not an expansion
@@ -95,6 +96,7 @@ nss_line() { local l; l=$(fix_part "$1" 1); set_line /etc/nsswitch.conf "${l%%:*
 plugstack_line() { fix_part "$1" 1 >>"$T/slurm/plugstack.conf"; }
 yaml_key() { local l; l=$(fix_part "$1" 1); l=${l#identity.}; sed -i "s/^  ${l%%:*}:.*/  $l/" "$CONFIG"; }
 role_back() { printf 'node:\n  role: compute\n' >>"$CONFIG"; }
+no_limit() { LIMIT=; }
 
 # --------------------------------------------------------------- the correct node
 out=$(doctor); rc=$?
@@ -134,6 +136,8 @@ chown nobody "$T/cache/passwd.cache"
 broken_then_fixed identity.cache_mode.passwd.cache fail "chown root $T/cache/passwd.cache" run_commands
 echo "clash:x:75000:75000::/nonexistent:/usr/sbin/nologin" >>/etc/passwd
 broken_then_fixed identity.users_range warn "identity.uid_min: 75001" yaml_key
+echo "clashgrp:x:76000:" >>/etc/group
+broken_then_fixed identity.groups_range warn "identity.gid_min: 76001" yaml_key
 
 # --------------------------------------------------------------- the software tree and allot's files
 chmod 0600 "$T/sw/lib/libx.so"
@@ -144,6 +148,8 @@ chown nobody "$T/sw/bin/tool"
 broken_then_fixed "software.$T/sw" fail "chown root $T/sw/bin/tool" run_commands
 chmod o+w "$T/sw/lib"
 broken_then_fixed "software.$T/sw" fail "chmod go-w $T/sw/lib" run_commands
+LIMIT=2
+broken_then_fixed "software.$T/sw" warn "--software-limit" no_limit
 chmod o+w "$T/slurm/plugstack.conf"
 broken_then_fixed node.tamper fail "chmod go-w $T/slurm/plugstack.conf" run_commands
 chmod o+w "$T"
