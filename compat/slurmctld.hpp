@@ -74,6 +74,18 @@ inline std::string gres_list(const char* tres)
     return out;
 }
 
+// The node maximum a job asks for (NO_VAL: none). From 26.05 slurmctld gives a job
+// submitted without -N an implicit maximum of one node per task (flagged
+// JOB_IMPLICIT_MAX_NODES, after job_submit) and schedules it on its minimum, as earlier
+// releases do; a record read back for job_modify is counted as the job was submitted.
+inline uint32_t requested_max_nodes(const job_desc_msg_t& desc)
+{
+#ifdef HAVE_JOB_IMPLICIT_MAX_NODES
+    if (desc.bitflags & JOB_IMPLICIT_MAX_NODES) return NO_VAL;
+#endif
+    return desc.max_nodes;
+}
+
 constexpr bool kJobModifyHasErrMsg =
 #ifdef HAVE_JOB_MODIFY_ERR_MSG
     true;

@@ -118,6 +118,17 @@ AC_DEFUN([ALLOT_SLURM_PROBES], [
   dnl only the SlurmctldParameters form, and 23.02+ document only PreemptParameters).
   AC_SUBST([SLURM_PREEMPT_SIGNAL_CONF])
 
+  dnl 26.05 gives a job submitted without -N an implicit node maximum of one per task
+  dnl (JOB_IMPLICIT_MAX_NODES in its bitflags, set after job_submit) and schedules it on its
+  dnl minimum: a job record read back at job_modify must not be counted at that maximum.
+  AC_MSG_CHECKING([for JOB_IMPLICIT_MAX_NODES])
+  AC_COMPILE_IFELSE([AC_LANG_PROGRAM([allot_slurm_includes],
+      [[job_desc_msg_t d; d.bitflags = JOB_IMPLICIT_MAX_NODES; (void)d;]])],
+    [AC_MSG_RESULT([yes])
+     AC_DEFINE([HAVE_JOB_IMPLICIT_MAX_NODES], [1],
+       [a job's node maximum can be implicit, flagged JOB_IMPLICIT_MAX_NODES (Slurm >= 26.05)])],
+    [AC_MSG_RESULT([no])])
+
   dnl How slurmctld spells a GPU request in job_desc's tres_per_* (23.02: gres/gpu).
   AC_MSG_CHECKING([how Slurm spells GPU TRES in job requests])
   AC_COMPILE_IFELSE([AC_LANG_PROGRAM([allot_slurm_includes], [[

@@ -70,8 +70,9 @@ JobRequest to_request(const job_desc_msg_t& d, const std::string& account)
         job.gpus.tasks_per_node = d.ntasks_per_node;
     if (d.sockets_per_node != NO_VAL16 && d.sockets_per_node != 0)
         job.gpus.sockets_per_node = d.sockets_per_node;
-    if (d.max_nodes != NO_VAL && d.max_nodes != 0 && d.max_nodes != INFINITE)
-        job.gpus.max_nodes = d.max_nodes;
+    const uint32_t max_nodes = slurm_compat::requested_max_nodes(d);
+    if (max_nodes != NO_VAL && max_nodes != 0 && max_nodes != INFINITE)
+        job.gpus.max_nodes = max_nodes;
     if (d.ntasks_per_socket != NO_VAL16 && d.ntasks_per_socket != 0)
         job.gpus.tasks_per_socket = d.ntasks_per_socket;
     if (d.cpus_per_task != NO_VAL16 && d.cpus_per_task != 0)

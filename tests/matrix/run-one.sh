@@ -21,7 +21,9 @@
 # 24.11+ binds through getaddrinfo(AI_ADDRCONFIG)). Each test's output is printed; the
 # last line is the sum of the tests' closing lines, `N passed, N failed`.
 set -euo pipefail
-
+# One compound command: bash has read all of it before it starts, so editing this file while
+# it runs is safe.
+{
 SUITE=${1:-}
 case "$SUITE" in
 bookworm | trixie | sid) shift ;;
@@ -83,7 +85,8 @@ in_root() { chroot "$ROOT" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HO
 
 DIRS=${ALLOT_RUN_ONE_MAKE:-lib plugins/job_submit plugins/spank plugins/nss syncd tests}
 say "building $DIRS against $(in_root dpkg-query -W -f 'slurmctld ${Version}' slurmctld)"
-in_root bash -c "cd /root/run-one-src && { [ -x configure ] || autoreconf -fi >/dev/null 2>&1; } &&
+in_root bash -c "cd /root/run-one-src &&
+    { [ -x configure ] && [ -z \"\$(find configure.ac m4 -newer configure)\" ] || autoreconf -fi >/dev/null 2>&1; } &&
     mkdir -p /root/run-one-build && cd /root/run-one-build &&
     { [ config.status -nt /root/run-one-src/configure ] || /root/run-one-src/configure -q; } &&
     for d in $DIRS; do make -s -j$(nproc) -C \$d >>make.log 2>&1 || { tail -30 make.log; exit 1; }; done" ||
@@ -118,3 +121,4 @@ for t in "$@"; do
 done
 echo "$passed passed, $failed failed"
 [ "$failed" = 0 ] && exit $rc || exit 1
+}

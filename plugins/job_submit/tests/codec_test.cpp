@@ -117,6 +117,21 @@ TEST(Codec, PerGpuDefaultsOnlyWithAGpuField)
     per_task.desc.tres_per_task = nullptr;
 }
 
+// 26.05 records an implicit node maximum of one per task for a job submitted without -N;
+// read back at job_modify it is no range the user asked for (the job packs on its minimum).
+TEST(Codec, ImplicitNodeMaximumIsNoRange)
+{
+    JobDesc j;
+    j.desc.num_tasks = 9;
+    j.desc.min_nodes = 1;
+    j.desc.max_nodes = 9;
+    EXPECT_EQ(to_request(j.desc, "team-a").gpus.max_nodes, 9u);  // -N 1-9
+#ifdef HAVE_JOB_IMPLICIT_MAX_NODES
+    j.desc.bitflags |= JOB_IMPLICIT_MAX_NODES;
+    EXPECT_FALSE(to_request(j.desc, "team-a").gpus.max_nodes.has_value());
+#endif
+}
+
 // tres_per_task is in TRES form from 24.05 ("gres/gpu=1,cpu=2"), name:count before; both
 // reach the core as the same gres list, so the count is the same on every release.
 TEST(Codec, ReadsTresPerTaskInEitherForm)
