@@ -8,8 +8,8 @@
 # (`scontrol show job`): GPUs, QOS, Account, TimeLimit and Requeue. A form allot rejects
 # over a cap is submitted again in the uncapped spot tier, so its GPU count is checked too.
 # A third of the accepted jobs are then updated by the user (tier, time limit, requeue) and
-# what allot decided for the update ("allot: decided update of job J ...") is compared with
-# the record after it. Any mismatch is a failure; each one prints the form to replay it.
+# what allot decided for the update ("allot: decided update of job J ...": the GPUs it read
+# from the job's record, tier, time, requeue) is compared with the record after it. Any mismatch is a failure; each one prints the form to replay it.
 #
 # slurmctld's GPUs for a job: the gres/gpu of its TRES; for a node range, its GPUs per node
 # at the range's top; for a whole-node (--exclusive, OverSubscribe=NO) job, every GPU of
@@ -125,6 +125,14 @@ random_update() {
     d=$(grep "allot: decided update of job $j: " "$LAB/log/slurmctld.log" | tail -1)
     after="$(job_field "$j" QOS) $(minutes "$(job_field "$j" TimeLimit)") $(job_field "$j" Requeue)"
     updates=$((updates + 1))
+    # The update changes no GPU field: allot must count the job read back from slurmctld's
+    # record as slurmctld holds it, whether it accepts or refuses the update.
+    if [ "$(field_of "$d" gpus)" != "$(ctld_gpus "$j" "$(node_range "${form[@]}")")" ]; then
+        mismatches=$((mismatches + 1))
+        fail "case $i update ${u[*]}" "allot counted $(field_of "$d" gpus) GPUs in the job's record; slurmctld: $(ctld_gpus "$j" "$(node_range "${form[@]}")")
+job submitted as: ${form[*]}"
+        return
+    fi
     if [ "$(field_of "$d" accepted)" != 1 ]; then
         [ "$after" = "$before" ] && return
         mismatches=$((mismatches + 1))
