@@ -1,12 +1,15 @@
 #!/bin/bash
 # dev.sh - the two set-up commands of the README, and their parts.
 #
-#   sudo ./dev.sh demo    install what is needed, build, and bring up a demo cluster on this
-#                         machine with allot's policy in force (stop it: sudo ./dev.sh demo-down)
-#   sudo ./dev.sh test    install, build and run every test: unit tests, the real-cluster lab,
+#   ./dev.sh demo         install what is needed, build, and bring up the whole system on this
+#                         machine with allot's policy in force, print its walkthrough and the
+#                         time to the first policy-enforced job (stop it: ./dev.sh demo-down)
+#   ./dev.sh demo-shell USER   a shell as a demo user (ada, ben, cleo, dan)
+#   ./dev.sh test         install, build and run every test: unit tests, the real-cluster lab,
 #                         make distcheck and an RPM build (CI runs exactly this)
 #
-# Parts: install | build | check | distcheck | rpm | asan | matrix | demo-down. Debian 12, as root.
+# Parts: install | build | check | distcheck | rpm | asan | matrix | demo-down. Debian 12;
+# commands that need root run through sudo when not started as root.
 set -euo pipefail
 TOP=$(cd "$(dirname "$0")" && pwd)
 cd "$TOP"
@@ -158,30 +161,51 @@ matrix() {
     matrix_wait
 }
 
+# The whole system on this machine (tests/demo/demo-lib.sh), its walkthrough
+# (etc/demo/walkthrough.txt) and the time from here to the first policy-enforced GPU job.
 demo() {
+    local t0 t1 t2
+    t0=$(date +%s.%N)
     install_packages
+    t1=$(date +%s.%N)
     build
-    step "starting the demo cluster"
-    export LAB=${LAB:-/tmp/allot-demo}
-    export ALLOT_CONFIG=$TOP/tests/lab/allot-lab.yaml
-    export LAB_PLUGINS=$TOP/plugins/job_submit/.libs/job_submit_allot.so
-    tests/lab/lab-up.sh
-    tests/lab/lab-accounts.sh # allot-syncd creates the accounting from tests/lab/lab-directory.txt
-    cat <<MSG
-
-The demo cluster runs in $LAB with job_submit/allot enforcing tests/lab/allot-lab.yaml, on
-the accounts and QOS that allot-syncd created from the lab directory (tests/lab/lab-directory.txt):
-two 8-GPU nodes; team-a (alice, carol) has 8 GPUs, team-b (dave) 4; bob is in no team.
-Try, as root:
-  source $LAB/env.sh
-  runuser -u bob -- sbatch --gpus=1 --wrap hostname            # rejected: not in a team
-  runuser -u alice -- sbatch --gpus=12 --wrap hostname         # rejected: can never fit, says why
-  runuser -u alice -- sbatch --gpus=2 --wrap 'sleep 60'        # project QOS + per-GPU defaults
-  runuser -u alice -- sbatch --qos=spot --gpus=8 --wrap 'sleep 600'   # preemptible, requeued
-  scontrol show job <id>
-Stop it with: sudo ./dev.sh demo-down
-MSG
+    t2=$(date +%s.%N)
+    step "starting the demo: allot-scimd, Slurm, allot-syncd, sshd, allot-exporter"
+    # shellcheck disable=SC1091
+    . tests/demo/demo-lib.sh
+    set +e # the demo's steps report their own failures
+    demo_up || { echo "dev.sh: the demo did not come up; logs in $DEMO/log (./dev.sh demo-down)"; exit 1; }
+    step "allot-doctor --role controller"
+    demo_doctor || true
+    echo
+    echo "The demo runs in $DEMO: two 8-GPU nodes; team vision (ada, ben) has 8 GPUs, team"
+    echo "nlp (cleo) 4, dan is in no team. Policy: etc/demo/allot.yaml; directory:"
+    echo "etc/demo/directory.yaml (allot-scimd on https://127.0.0.1:$SCIM_PORT); compute-node"
+    echo "sshd on 127.0.0.1:$SSH_PORT (ssh node); metrics on http://127.0.0.1:$EXPORTER_PORT/metrics;"
+    echo "job templates in \$TEMPLATES. The walkthrough (tests/demo/walkthrough.sh checks it):"
+    walk_print
+    printf '\nTime to the first policy-enforced job (%s, accepted into its project QOS):\n' "$FIRST_JOB"
+    awk -v a="$t0" -v b="$t1" -v c="$t2" -v d="$T_START" -v u="$T_UP" -v e="$T_SYNC" -v f="$T_JOB" 'BEGIN {
+        printf "  install %.0f s, build %.0f s, start %.0f s, first sync %.0f s, first GPU job %.0f s: total %.0f s\n",
+            b - a, c - b, u - d, e - u, f - e, f - a }'
+    echo "Stop it with: ./dev.sh demo-down (as root; sudo ./dev.sh demo-down otherwise)"
 }
+
+# A shell as a demo user, in the demo's mount namespace (the host's nsswitch.conf is untouched).
+demo_shell() {
+    # shellcheck disable=SC1091
+    . tests/demo/demo-lib.sh
+    set +e
+    [ -s "$DEMO/run/ns.pid" ] || { echo "dev.sh: no demo runs in $DEMO (./dev.sh demo)"; exit 1; }
+    [ -n "${1:-}" ] || { echo "usage: ./dev.sh demo-shell USER (ada, ben, cleo, dan)"; exit 2; }
+    as_user "$1" bash
+}
+
+# As printed in the README: root runs these directly (containers, CI); anyone else through sudo.
+case "${1:-}" in
+install | demo | demo-shell | demo-down | test | matrix)
+    if [ "$(id -u)" != 0 ]; then exec sudo "$0" "$@"; fi ;;
+esac
 
 case "${1:-}" in
 install) install_packages ;;
@@ -192,7 +216,8 @@ rpm) rpm_build ;;
 asan) asan_check ;;
 matrix) matrix ;;
 demo) demo ;;
-demo-down) LAB=${LAB:-/tmp/allot-demo} tests/lab/lab-down.sh ;;
+demo-shell) demo_shell "${2:-}" ;;
+demo-down) . tests/demo/demo-lib.sh && set +e && demo_down ;;
 test)
     install_packages
     matrix_prepare

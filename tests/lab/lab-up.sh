@@ -17,6 +17,7 @@
 #   ALLOT_CONFIG=<file>       allot.yaml used by slurmctld's job_submit/allot (copied into $LAB/etc)
 #   LAB_EXTRA_CONF="..."      extra slurm.conf lines
 #   LAB_DEBUG=info            daemon log level
+#   LAB_USERS_FILE=<file>     Unix users to create (default lab-directory.txt; /dev/null: none)
 # Afterwards: source "$LAB/env.sh" (exports LAB, SLURM_CONF) or tests/lab/lab-lib.sh.
 set -euo pipefail
 
@@ -83,7 +84,7 @@ while read -r u uid _; do
             id "$u" >/dev/null 2>&1 || die "cannot create user $u (uid $uid)"
         fi
     fi
-done <"$HERE/lab-directory.txt"
+done <"${LAB_USERS_FILE-$HERE/lab-directory.txt}"
 
 # ------------------------------------------------------------------ munge
 mungekey -c -k "$LAB/munge/munge.key" -b 1024 >/dev/null 2>&1
