@@ -280,21 +280,31 @@ void Accumulator::count_current_run(const JobSample& j, const TeamTier& key, int
 // A job that ran at the last snapshot and no longer shows that run was requeued in
 // between (preempted, node failure, scontrol requeue): Slurm made it pending again and
 // its start time now belongs to the next run, so count_current_run cannot see the run
-// that ended. Count it from the last snapshot to its end: slurmctld stamps end_time
-// with the moment of the requeue while the job pends; once it has started anew (not
-// within Slurm's requeue hold of the default interval), its new start bounds the end.
-void Accumulator::close_ended_run(const JobSample& j, int64_t now)
+// that ended. Count it up to its end, the first of these that is known:
+//  - an end_time inside the interval (releases that keep the requeue's time there);
+//  - the submit time: when a requeue completes, slurmctld clears start and end time and
+//    resets the submit time to that moment, just after the run ended;
+//  - the next run's start, which bounds it.
+// While none is known yet (the requeue still completing), the run is carried over to
+// the next snapshot instead of being dropped.
+void Accumulator::close_ended_run(const JobSample& j, int64_t now, std::map<uint32_t, Run>& runs)
 {
     auto it = runs_.find(j.job_id);
     if (it == runs_.end()) return;
     const Run& run = it->second;
     if (j.start_time == run.start_time && (is_running(j) || is_finished(j))) return;
-    int64_t end = last_;  // unknown: count nothing rather than time the job did not run
-    if (j.start_time > run.start_time)
-        end = std::min(j.start_time, now);
-    else if (j.end_time > last_ && j.end_time <= now)
+    int64_t end = 0;
+    if (j.end_time > run.counted_to && j.end_time <= now)
         end = j.end_time;
-    const int64_t lo = std::max(run.start_time, last_);
+    else if (j.submit_time > run.start_time && j.submit_time <= now)
+        end = j.submit_time;
+    else if (j.start_time > run.start_time)
+        end = std::min(j.start_time, now);
+    if (!end) {
+        if (j.state == "PENDING") runs[j.job_id] = run;
+        return;
+    }
+    const int64_t lo = std::max(run.start_time, run.counted_to);
     if (end > lo)
         gpu_seconds_[run.key] += static_cast<double>(run.gpus) * static_cast<double>(end - lo);
 }
@@ -310,11 +320,11 @@ void Accumulator::add(const Snapshot& snap, const Config& config)
         const std::string team = team_label(config, j.account);
         const std::string tier = tier_label(config, j.qos);
         if (!first) {
-            close_ended_run(j, now);
+            close_ended_run(j, now, runs);
             count_current_run(j, {team, tier}, now);
         }
         if (is_running(j) && j.gpus && j.start_time > 0)
-            runs[j.job_id] = Run{j.start_time, j.gpus, {team, tier}};
+            runs[j.job_id] = Run{j.start_time, j.gpus, {team, tier}, now};
         if (tier != "spot") continue;
         const Seen now_seen{j.restarts, j.state == "PREEMPTED"};
         seen[j.job_id] = now_seen;

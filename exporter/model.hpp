@@ -31,8 +31,9 @@ struct JobSample {
     std::string partition;
     uint64_t gpus = 0;  // allocated when running, requested when pending
     uint32_t restarts = 0;
-    int64_t start_time = 0;  // unix seconds (0: not started)
-    int64_t end_time = 0;    // unix seconds (0: not ended)
+    int64_t start_time = 0;   // unix seconds (0: not started)
+    int64_t end_time = 0;     // unix seconds (0: not ended)
+    int64_t submit_time = 0;  // unix seconds; Slurm resets it when a requeue completes
 };
 
 // One node as slurmctld's node table has it.
@@ -98,9 +99,10 @@ private:
         int64_t start_time = 0;
         uint64_t gpus = 0;
         TeamTier key;
+        int64_t counted_to = 0;  // GPU-seconds counted up to here
     };
     void count_current_run(const JobSample& j, const TeamTier& key, int64_t now);
-    void close_ended_run(const JobSample& j, int64_t now);
+    void close_ended_run(const JobSample& j, int64_t now, std::map<uint32_t, Run>& runs);
 
     bool started_ = false;
     int64_t last_ = 0;
@@ -111,7 +113,8 @@ private:
         bool preempted = false;
     };
     std::map<uint32_t, Seen> seen_;  // spot jobs of the last snapshot
-    std::map<uint32_t, Run> runs_;   // GPU jobs running at the last snapshot
+    std::map<uint32_t, Run>
+        runs_;  // GPU jobs running at the last snapshot, or whose run's end is not known yet
 };
 
 // The exporter's own health at scrape time.

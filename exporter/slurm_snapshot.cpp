@@ -67,6 +67,7 @@ JobSample job_sample(const slurm_job_info_t& j)
     s.restarts = j.restart_cnt;
     s.start_time = base == JOB_PENDING ? 0 : j.start_time;
     s.end_time = j.end_time;
+    s.submit_time = j.submit_time;
     return s;
 }
 

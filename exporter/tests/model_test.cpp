@@ -271,6 +271,35 @@ TEST(Accumulator, RequeuedBetweenSnapshotsCountsUpToTheRequeue)
     EXPECT_DOUBLE_EQ(k.after(again, 1090), 4 * 12 + 4 * 10);
 }
 
+TEST(Accumulator, RequeueCompletedCountsUpToTheResetSubmitTime)
+{
+    // Slurm 22.05: once the requeue completes the job pends with no end time of its own
+    // (clients see an expected one, in the future) and its submit time reset to then.
+    RequeueCase k;
+    JobSample requeued = job("PENDING", "team-b", "spot", 4, "BeginTime");
+    requeued.job_id = 7;
+    requeued.restarts = 1;
+    requeued.submit_time = 1015;
+    requeued.end_time = 1015 + 121 + 600;
+    EXPECT_DOUBLE_EQ(k.after(requeued, 1030), 4 * 15);
+    EXPECT_DOUBLE_EQ(k.after(requeued, 1060), 4 * 15);
+}
+
+TEST(Accumulator, RequeueStillCompletingIsCarriedToTheNextSnapshot)
+{
+    RequeueCase k;
+    JobSample completing = job("PENDING", "team-b", "spot", 4, "BeginTime");
+    completing.job_id = 7;
+    completing.restarts = 1;
+    completing.submit_time = 800;  // still the original submission
+    completing.end_time = 1030 + 600;
+    EXPECT_DOUBLE_EQ(k.after(completing, 1030), 0);
+    JobSample done = completing;
+    done.submit_time = 1040;
+    EXPECT_DOUBLE_EQ(k.after(done, 1060), 4 * 40);
+    EXPECT_DOUBLE_EQ(k.after(done, 1090), 4 * 40);
+}
+
 TEST(Accumulator, RequeuedAndStartedAnewCountsTheOldRunUpToTheNewStart)
 {
     RequeueCase k;
