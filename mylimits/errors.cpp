@@ -13,16 +13,6 @@ constexpr const char* kTexts[] = {
     "permission denied",
     "no such user",
     "no association with the account",
-    "quota.conf is invalid",
-    "no filesystem mounted there",
-    "quotas are not enabled",
-    "quotas not supported",
-    "not a local block device with quotas",
-    "not allowed to read quotas",
-    "quotactl failed",
-    "quota command failed",
-    "quota command timed out",
-    "quota data cannot be parsed",
 };
 }  // namespace
 
@@ -44,17 +34,6 @@ int exit_code(const Error& error) noexcept
         case Errc::Denied: return kExitDenied;
         case Errc::NoSuchUser:
         case Errc::NoAssociation: return kExitNoSuchUser;
-        // Quota sources never stop the report; reaching here is a bug.
-        case Errc::QuotaConfInvalid:
-        case Errc::NoMount:
-        case Errc::QuotasOff:
-        case Errc::QuotasUnsupported:
-        case Errc::NotLocalDevice:
-        case Errc::QuotaDenied:
-        case Errc::QuotactlFailed:
-        case Errc::CommandFailed:
-        case Errc::CommandTimedOut:
-        case Errc::BadQuotaData: break;
     }
     return kExitInternal;
 }

@@ -3,7 +3,7 @@
 // Every failure that stops the report carries one of these codes; exit_code()
 // turns it into the documented exit status (mylimits(1), docs/mylimits.md), so
 // the status never depends on the wording. Quota sources that cannot be read
-// are not fatal: their code travels in the report's storage section.
+// are not fatal: their code (allot/quota.hpp's area) travels in the storage section.
 #pragma once
 
 #include "allot/result.hpp"
@@ -12,23 +12,13 @@ namespace allot::mylimits {
 
 enum class Errc {
     Ok = 0,
-    Usage,              // bad command line
-    Config,             // allot.yaml missing or invalid
-    SlurmctldDown,      // slurmctld did not answer (or SLURM_CONF cannot be read)
-    SlurmdbdDown,       // slurmdbd did not answer
-    Denied,             // --user/--account on someone else without root or Operator
-    NoSuchUser,         // no passwd entry for the user (or the caller)
-    NoAssociation,      // the user has no association with --account
-    QuotaConfInvalid,   // quota.conf has a bad line
-    NoMount,            // no filesystem is mounted at a quota source's path
-    QuotasOff,          // quotactl: quotas are not enabled on the filesystem
-    QuotasUnsupported,  // quotactl: kernel or filesystem without quota support
-    NotLocalDevice,     // quotactl: not a local block device (NFS, Lustre...)
-    QuotaDenied,        // quotactl: not allowed to read the quota
-    QuotactlFailed,     // quotactl: any other errno
-    CommandFailed,      // a command source could not run, or failed
-    CommandTimedOut,    // a command source did not answer in time
-    BadQuotaData,       // a command's table or a snapshot could not be parsed
+    Usage,          // bad command line
+    Config,         // allot.yaml missing or invalid
+    SlurmctldDown,  // slurmctld did not answer (or SLURM_CONF cannot be read)
+    SlurmdbdDown,   // slurmdbd did not answer
+    Denied,         // --user/--account on someone else without root or Operator
+    NoSuchUser,     // no passwd entry for the user (or the caller)
+    NoAssociation,  // the user has no association with --account
 };
 
 // Documented exit codes.

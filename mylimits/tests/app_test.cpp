@@ -335,9 +335,9 @@ TEST(Errors, TheCodeDecidesTheExitStatusNotTheText)
     EXPECT_EQ(exit_code(Error(Errc::NoSuchUser, "")), kExitNoSuchUser);
     EXPECT_EQ(exit_code(Error(Errc::NoAssociation, "")), kExitNoSuchUser);
     // Quota sources never stop the report, and other areas' codes are not mylimits' to map.
-    EXPECT_EQ(exit_code(Error(Errc::QuotasOff, "")), kExitInternal);
+    EXPECT_EQ(exit_code(Error(quota::Errc::QuotasOff, "")), kExitInternal);
     EXPECT_EQ(exit_code(Error(allot::Errc::Invalid, "")), kExitInternal);
     EXPECT_STREQ(mylimits::category().name(), "mylimits");
     EXPECT_EQ(Error(Errc::Denied, "").describe(), "permission denied");
-    EXPECT_EQ(Error(Errc::BadQuotaData, "").code.message(), "quota data cannot be parsed");
+    EXPECT_EQ(Error(quota::Errc::BadQuotaData, "").code.message(), "quota data cannot be parsed");
 }

@@ -57,7 +57,7 @@ public:
     {
         auto it = mounts.find(path);
         if (it == mounts.end())
-            return make_error(Errc::NoMount, "no filesystem is mounted at " + path);
+            return make_error(quota::Errc::NoMount, "no filesystem is mounted at " + path);
         return it->second;
     }
     int get_user_quota(const std::string&, uint32_t uid, KernelQuota& out) override
@@ -72,7 +72,7 @@ public:
         commands_run.push_back(argv);
         auto it = command_output.find(argv.at(0));
         if (it == command_output.end())
-            return make_error(Errc::CommandFailed, "cannot run " + argv.at(0));
+            return make_error(quota::Errc::CommandFailed, "cannot run " + argv.at(0));
         return it->second;
     }
     Result<std::string> read_file(const std::string& path) override

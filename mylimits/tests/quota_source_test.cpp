@@ -29,7 +29,7 @@ TEST(MountOf, LongestPrefixAndEscapes)
     EXPECT_EQ(mount_of(mi, "/home/al/x").value().second, "/home/al");
     EXPECT_EQ(mount_of(mi, "/var").value().first, "/dev/vda1");
     EXPECT_EQ(mount_of(mi, "/mnt/with space/f").value().first, "/dev/loop0");
-    EXPECT_TRUE(mount_of("", "/x").error().is(mylimits::Errc::NoMount));
+    EXPECT_TRUE(mount_of("", "/x").error().is(quota::Errc::NoMount));
     EXPECT_FALSE(mount_of(std::string(10000, '\\'), "/x").ok());
     EXPECT_FALSE(mount_of("1 2 3 4 /\\999 o - t s\n", "/a").ok() &&
                  mount_of("1 2 3 4 /\\999 o - t s\n", "/a").value().second == "/");
@@ -38,20 +38,20 @@ TEST(MountOf, LongestPrefixAndEscapes)
 TEST(QuotactlErrors, CodeForEachCauseAndSayWhatToDo)
 {
     const Error off = quotactl_error(ESRCH, "/home");
-    EXPECT_TRUE(off.is(mylimits::Errc::QuotasOff));
+    EXPECT_TRUE(off.is(quota::Errc::QuotasOff));
     EXPECT_EQ(off.message, "quotas are not enabled on /home (quotactl: ESRCH)");
-    EXPECT_TRUE(quotactl_error(ENOSYS, "/home").is(mylimits::Errc::QuotasUnsupported));
-    EXPECT_TRUE(quotactl_error(EOPNOTSUPP, "/home").is(mylimits::Errc::QuotasUnsupported));
+    EXPECT_TRUE(quotactl_error(ENOSYS, "/home").is(quota::Errc::QuotasUnsupported));
+    EXPECT_TRUE(quotactl_error(EOPNOTSUPP, "/home").is(quota::Errc::QuotasUnsupported));
     EXPECT_NE(quotactl_error(ENOSYS, "/home").message.find("does not support quotas"),
               std::string::npos);
     const Error nfs = quotactl_error(ENOTBLK, "/nfs");
-    EXPECT_TRUE(nfs.is(mylimits::Errc::NotLocalDevice));
+    EXPECT_TRUE(nfs.is(quota::Errc::NotLocalDevice));
     EXPECT_NE(nfs.message.find("use a command or snapshot source"), std::string::npos);
-    EXPECT_TRUE(quotactl_error(ENODEV, "/nfs").is(mylimits::Errc::NotLocalDevice));
+    EXPECT_TRUE(quotactl_error(ENODEV, "/nfs").is(quota::Errc::NotLocalDevice));
     const Error denied = quotactl_error(EPERM, "/x");
-    EXPECT_TRUE(denied.is(mylimits::Errc::QuotaDenied));
+    EXPECT_TRUE(denied.is(quota::Errc::QuotaDenied));
     EXPECT_NE(denied.message.find("not allowed"), std::string::npos);
-    EXPECT_TRUE(quotactl_error(EIO, "/x").is(mylimits::Errc::QuotactlFailed));
+    EXPECT_TRUE(quotactl_error(EIO, "/x").is(quota::Errc::QuotactlFailed));
 }
 
 TEST(QuotaSource, QuotactlThroughTheSeam)
@@ -85,12 +85,12 @@ TEST(QuotaSource, QuotactlThroughTheSeam)
     sys.quotactl_errno = ESRCH;
     r = read_quota_source(sys, {"home", quota::SourceKind::Quotactl, "/home/alice"}, "alice", 1001);
     ASSERT_FALSE(r.reading.ok());
-    EXPECT_TRUE(r.reading.error().is(mylimits::Errc::QuotasOff));
+    EXPECT_TRUE(r.reading.error().is(quota::Errc::QuotasOff));
     EXPECT_EQ(r.reading.error().message, "quotas are not enabled on /home (quotactl: ESRCH)");
 
     r = read_quota_source(sys, {"home", quota::SourceKind::Quotactl, "/nowhere"}, "alice", 1001);
     ASSERT_FALSE(r.reading.ok());
-    EXPECT_TRUE(r.reading.error().is(mylimits::Errc::NoMount));
+    EXPECT_TRUE(r.reading.error().is(quota::Errc::NoMount));
 }
 
 TEST(QuotaSource, CommandAndSnapshotThroughTheSeam)
@@ -100,11 +100,11 @@ TEST(QuotaSource, CommandAndSnapshotThroughTheSeam)
     auto r =
         read_quota_source(sys, {"p", quota::SourceKind::Command, "/usr/bin/lfs quota"}, "a", 1);
     ASSERT_FALSE(r.reading.ok());
-    EXPECT_TRUE(r.reading.error().is(mylimits::Errc::BadQuotaData));
+    EXPECT_TRUE(r.reading.error().is(quota::Errc::BadQuotaData));
     EXPECT_NE(r.reading.error().message.find("no 'Filesystem' header"), std::string::npos);
     r = read_quota_source(sys, {"p", quota::SourceKind::Command, "/usr/bin/quota"}, "a", 1);
     ASSERT_FALSE(r.reading.ok());
-    EXPECT_TRUE(r.reading.error().is(mylimits::Errc::CommandFailed));
+    EXPECT_TRUE(r.reading.error().is(quota::Errc::CommandFailed));
 
     sys.files["/s.json"] =
         R"({"schema":"allot.quota-snapshot/1","generated_at":5,"entries":[{"name":"a","bytes_used":9,"bytes_hard":10}]})";
@@ -119,7 +119,7 @@ TEST(QuotaSource, CommandAndSnapshotThroughTheSeam)
     sys.files["/bad.json"] = "[]";
     r = read_quota_source(sys, {"s", quota::SourceKind::Snapshot, "/bad.json"}, "a", 1);
     ASSERT_FALSE(r.reading.ok());
-    EXPECT_TRUE(r.reading.error().is(mylimits::Errc::BadQuotaData));
+    EXPECT_TRUE(r.reading.error().is(quota::Errc::BadQuotaData));
     EXPECT_EQ(r.reading.error().message.rfind("/bad.json: ", 0), 0u);
 }
 
@@ -145,7 +145,7 @@ TEST(RealQuotaSystem, CommandFailuresAreBoundedAndReported)
     auto sys = make_real_quota_system();
     auto r = sys->run({"/bin/sleep", "10"}, 300);
     ASSERT_FALSE(r.ok());
-    EXPECT_TRUE(r.error().is(mylimits::Errc::CommandTimedOut));
+    EXPECT_TRUE(r.error().is(quota::Errc::CommandTimedOut));
     EXPECT_NE(r.error().message.find("did not answer"), std::string::npos);
     r = sys->run({"/usr/bin/yes"}, 5000);
     ASSERT_FALSE(r.ok());
@@ -153,14 +153,14 @@ TEST(RealQuotaSystem, CommandFailuresAreBoundedAndReported)
     EXPECT_NE(r.error().message.find("more than 1 MiB"), std::string::npos);
     r = sys->run({"sleep", "1"}, 1000);
     ASSERT_FALSE(r.ok());
-    EXPECT_TRUE(r.error().is(mylimits::Errc::CommandFailed));
+    EXPECT_TRUE(r.error().is(quota::Errc::CommandFailed));
     EXPECT_NE(r.error().message.find("absolute path"), std::string::npos);
     r = sys->run({"/nonexistent/lfs"}, 1000);
     ASSERT_FALSE(r.ok());
-    EXPECT_TRUE(r.error().is(mylimits::Errc::CommandFailed));
+    EXPECT_TRUE(r.error().is(quota::Errc::CommandFailed));
     r = sys->run({"/bin/false"}, 1000);
     ASSERT_FALSE(r.ok());
-    EXPECT_TRUE(r.error().is(mylimits::Errc::CommandFailed));
+    EXPECT_TRUE(r.error().is(quota::Errc::CommandFailed));
     r = sys->run({"/bin/echo", "Filesystem $(id)"}, 1000);  // no shell: printed verbatim
     ASSERT_TRUE(r.ok());
     EXPECT_EQ(r.value(), "Filesystem $(id)\n");

@@ -4,7 +4,7 @@
 #include "quota.hpp"
 
 using namespace allot::quota;
-using allot::mylimits::Errc;
+using allot::quota::Errc;
 
 namespace {
 

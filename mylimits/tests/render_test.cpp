@@ -27,7 +27,7 @@ Report report_with_storage()
     home.name = "home";
     home.kind = quota::SourceKind::Quotactl;
     home.where = "/home";
-    home.reading = Error(mylimits::Errc::QuotasOff,
+    home.reading = Error(quota::Errc::QuotasOff,
                          "quotas are not enabled on /home (quotactl: No such process)");
     quota::SourceResult proj;
     proj.name = "project";
