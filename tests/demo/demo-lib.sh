@@ -20,6 +20,7 @@
 # under /tmp: sshd refuses an AuthorizedKeysCommand below a world-writable directory),
 # DEMO_KEEP=1 (demo_down keeps $DEMO and its logs),
 # ALLOT_TOP_BUILDDIR (default: the source tree), ALLOT_SCIMD (default: the built allot-scimd).
+# shellcheck disable=SC2034 # T_* and FIRST_JOB are read by the scripts that source this
 DEMO_SRC=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 DEMO_BUILD=${ALLOT_TOP_BUILDDIR:-$DEMO_SRC}
 DEMO=${DEMO:-/run/allot-demo}
@@ -81,7 +82,7 @@ _start_namespace() {
     libdir=$(dirname "$(readlink -f "$(ldconfig -p | awk '/libc.so.6 .*x86-64/ {print $NF; exit}')")")
     mkdir -p "$DEMO"/{ns/lib,ns/libwk,ns/var,ns/varwk,ns/home,ns/homewk}
     install -m 0644 "$DEMO_BUILD/plugins/nss/.libs/libnss_allot.so.2" "$DEMO/ns/lib/"
-    mkdir -p -m 0755 "$DEMO/ns/var/allot"
+    mkdir -p "$DEMO/ns/var/allot" && chmod 0755 "$DEMO/ns/var/allot"
     chgrp nogroup "$DEMO/ns/var/allot" # keys.cache takes this group: readable by sshd's AKC user
     sed 's/^passwd:.*/passwd:         files allot/; s/^group:.*/group:          files allot/' \
         /etc/nsswitch.conf >"$DEMO/ns/nsswitch.conf"
@@ -197,8 +198,8 @@ demo_up() {
     say "allot-syncd: accounts, QOS, associations and identity caches from allot-scimd"
     # One cycle publishes the caches; a user's association needs the uid to resolve through
     # them (libnss_allot), so the accounting converges in the cycle after; then the daemon.
-    local i
-    for i in 1 2; do
+    local _
+    for _ in 1 2; do
         in_demo env SLURM_CONF="$DEMO/lab/etc/slurm.conf" "$b/syncd/allot-syncd" -c "$DEMO/lab/etc/allot.yaml" \
             --once >>"$DEMO/log/allot-syncd-once.log" 2>&1 ||
             { tail -20 "$DEMO/log/allot-syncd-once.log"; demo_die "allot-syncd failed"; return 1; }
@@ -264,6 +265,7 @@ walk_print() {
     while IFS= read -r line; do
         case $line in
         '## '*) printf '\n  %s\n' "${line#\#\# }" ;;
+        '#'*) ;;
         *'$ '*) printf '    ./dev.sh demo-shell %s   then:  %s\n' "${line%%\$ *}" "${line#*\$ }" ;;
         '= '* | '~ '*) printf '        -> %s\n' "${line#? }" ;;
         esac
@@ -277,6 +279,7 @@ walk_run() {
     while IFS= read -r line; do
         case $line in
         '## '*) title=${line#\#\# }; note "$title" ;;
+        '#'*) ;;
         *'$ '*) WALK_USER=${line%%\$ *} WALK_CMD=${line#*\$ }; _walk_out ;;
         '= '*)
             if printf '%s' "$WALK_OUT" | grep -Ezq -- "${line#= }"; then pass "$WALK_USER\$ $WALK_CMD: ${line#= }"
