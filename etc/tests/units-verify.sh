@@ -17,16 +17,18 @@ mkdir -p "$T/sbin" "$T/units"
 
 # program -> where the build leaves it
 declare -A built=([allot-scimd]=scim/allot-scimd [allot-syncd]=syncd/allot-syncd
-    [allot-exporter]=exporter/allot-exporter)
+    [allot-exporter]=exporter/allot-exporter [allot-report]=report/allot-report)
 for p in "${!built[@]}"; do
     if [ -x "$B/${built[$p]}" ]; then ln -s "$B/${built[$p]}" "$T/sbin/$p"; else
         # Not built in this tree (a partial build): verify the unit all the same.
         printf '#!/bin/sh\n' >"$T/sbin/$p" && chmod 755 "$T/sbin/$p"
     fi
 done
-templates=("$S"/etc/*.service.in "$S"/etc/*.timer.in "$S"/exporter/*.service.in)
+templates=("$S"/etc/*.service.in "$S"/etc/*.timer.in "$S"/exporter/*.service.in
+    "$S"/report/*.service.in "$S"/report/*.timer.in)
 for in in "${templates[@]}"; do
     sed -e "s|@sbindir@|$T/sbin|g" -e 's|@sysconfdir@|/etc|g' -e 's|@libexecdir@|/usr/libexec|g' \
+        -e 's|@localstatedir@|/var|g' \
         "$in" >"$T/units/$(basename "${in%.in}")"
 done
 check "no @variable@ is left in any unit" sh -c "! grep -n '@[a-z]*@' $T/units/*"
@@ -49,8 +51,8 @@ done
 # Exactly one owner per state directory: no two units claim the same one.
 claims=$(grep -h '^StateDirectory=' "$T"/units/*.service | cut -d= -f2 | tr ' ' '\n' | sort)
 expect_eq "no state directory is claimed twice" "$(printf '%s\n' "$claims" | uniq -d)" ""
-expect_eq "allot-scimd's state directories" "$(printf '%s\n' "$claims" | tr '\n' ' ')" \
-    "allot-oidc allot-scimd "
+expect_eq "allot-scimd's state directories: its store and its keys" \
+    "$(sed -n 's/^StateDirectory=//p' "$T/units/allot-scimd.service")" "allot-scimd allot-oidc"
 check "allot-syncd claims no state directory (tmpfiles.d owns /var/lib/allot)" \
     sh -c "! grep -q '^StateDirectory=\|^RuntimeDirectory=' $T/units/allot-syncd*.service"
 check "tmpfiles.d: /var/lib/allot root:allot-keys 0755" \
