@@ -2,11 +2,12 @@
 // process's nsswitch.conf says (run.sh runs it once with "files" on a big
 // /etc/passwd and once with "allot" on the same users' caches).
 //
-//   nss_bench N ITERATIONS   (users are bench0..bench<N-1>, uid 200000+i,
+//   nss_bench N ITERATIONS [GETGROUPLIST_ITERATIONS]   (users are bench0..bench<N-1>, uid 200000+i,
 //                             groups benchg0.. gid 300000+i/10)
 #include <grp.h>
 #include <pwd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
@@ -28,8 +29,10 @@ double ns_since(Clock::time_point t)
 
 int main(int argc, char** argv)
 {
-    if (argc != 3) return 2;
+    if (argc != 3 && argc != 4) return 2;
     const long n = std::atol(argv[1]), iters = std::atol(argv[2]);
+    // getgrouplist is linear in the groups for modules without initgroups_dyn: fewer calls.
+    const long glist_iters = argc == 4 ? std::min(iters, std::atol(argv[3])) : iters;
     std::mt19937 rng(42);
     std::vector<std::string> names;
     std::vector<long> picks;
@@ -70,6 +73,16 @@ int main(int argc, char** argv)
     for (long i = 0; i < iters; ++i)
         if (!grgid(gid_t(300000 + picks[size_t(i)] / 10))) ++misses;
     const double bygid = ns_since(t) / double(iters);
-    std::printf("%ld %.0f %.0f %.0f %.0f %ld\n", n, first, byname, byuid, bygid, misses);
+    // getgrouplist: what initgroups() (sshd, slurmstepd) asks for each user.
+    std::vector<gid_t> groups(64);
+    t = Clock::now();
+    for (long i = 0; i < glist_iters; ++i) {
+        int count = static_cast<int>(groups.size());
+        const gid_t primary = gid_t(300000 + picks[size_t(i)] / 10);
+        if (getgrouplist(names[size_t(i)].c_str(), primary, groups.data(), &count) < 1) ++misses;
+    }
+    const double bylist = ns_since(t) / double(glist_iters);
+    std::printf("%ld %.0f %.0f %.0f %.0f %ld %.0f\n", n, first, byname, byuid, bygid, misses,
+                bylist);
     return misses ? 1 : 0;
 }
