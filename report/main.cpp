@@ -20,6 +20,7 @@
 #include "reconcile.hpp"
 #include "render.hpp"
 #include "slurmdb_reader.hpp"
+#include "storage_io.hpp"
 #include "usage.hpp"
 
 extern char** environ;
@@ -117,7 +118,8 @@ Status write_file(const std::string& path, const std::string& text)
 
 // DIR/index.html and one CSV per view, each replaced atomically: a web server serving
 // DIR never shows a half-written page.
-Status write_html(const Options& o, const Report& rep, const std::string& recon, int64_t now)
+Status write_html(const Options& o, const Report& rep, const std::string& recon, int64_t now,
+                  const Table& storage)
 {
     if (mkdir(o.html_dir.c_str(), 0755) != 0 && errno != EEXIST)
         return make_error(Errc::Output, "cannot create " + o.html_dir + ": " + strerror(errno));
@@ -127,7 +129,37 @@ Status write_html(const Options& o, const Report& rep, const std::string& recon,
             write_file(o.html_dir + "/" + view_name(v) + ".csv", render_csv(view_table(rep, v)));
         if (!s) return s;
     }
-    return write_file(o.html_dir + "/index.html", render_html(rep, recon, utc_time(now)));
+    if (auto s = write_file(o.html_dir + "/storage.csv", render_csv(storage)); !s) return s;
+    return write_file(o.html_dir + "/index.html", render_html(rep, recon, utc_time(now), &storage));
+}
+
+// The hourly recorder: a source that cannot be read is said on stderr, never fatal.
+int run_record_storage(const Options& o, int64_t now)
+{
+    const char* env_conf = std::getenv("ALLOT_QUOTA_CONF");
+    auto sum = record_storage(o, env_conf ? env_conf : "", now);
+    if (!sum) {
+        std::cerr << "allot-report: " << sum.error().describe() << "\n";
+        return exit_code(sum.error());
+    }
+    const auto& s = sum.value();
+    std::cout << "record-storage: " << s.samples << " samples of " << s.users << " users to "
+              << o.store << "\n";
+    if (s.failures)
+        std::cerr << "allot-report: " << s.failures
+                  << " sources not read; first: " << s.first_failure << "\n";
+    return kExitOk;
+}
+
+// The storage view of [from, until) from the store, names resolved now.
+Result<Table> storage_view(const Options& o, const Config& config, int64_t from, int64_t until)
+{
+    auto store = load_store(o.store);
+    if (!store) return store.error();
+    if (store.value().bad_lines)
+        std::cerr << "allot-report: " << o.store << ": " << store.value().bad_lines
+                  << " unreadable lines skipped\n";
+    return storage_table(store.value().samples, system_names(config), from, until);
 }
 
 int run(int argc, char** argv)
@@ -143,12 +175,13 @@ int run(int argc, char** argv)
         std::cout << usage_text();
         return kExitOk;
     }
+    const int64_t now = static_cast<int64_t>(std::time(nullptr));
+    if (o.record_storage) return run_record_storage(o, now);
     ConfigLoad config = load_config(o.config);
     if (!config.ok()) {
         std::cerr << "allot-report: " << config.errors.joined() << "\n";
         return kExitConfig;
     }
-    const int64_t now = static_cast<int64_t>(std::time(nullptr));
     ReportRequest req;
     req.now = now;
     req.until = o.until.value_or(now);
@@ -156,6 +189,16 @@ int run(int argc, char** argv)
     req.periods = o.periods;
     req.by_user = o.by_user;
     const int64_t from = period_floor(req.until - 1, req.length) - (req.periods - 1) * req.length;
+    auto storage = storage_view(o, *config.config, from, req.until);
+    if (!storage) {
+        std::cerr << "allot-report: " << storage.error().describe() << "\n";
+        return exit_code(storage.error());
+    }
+    // The storage view needs no slurmdbd.
+    if (o.output == Output::Csv && o.csv_view == "storage") {
+        std::cout << render_csv(storage.value());
+        return kExitOk;
+    }
     auto acct = make_slurmdb_source()->read(from, req.until);
     if (!acct) {
         std::cerr << "allot-report: " << acct.error().describe() << "\n";
@@ -165,14 +208,14 @@ int run(int argc, char** argv)
     rep.cluster = acct.value().cluster;
     const std::string recon = o.reconcile ? reconcile(rep, now) : "reconciliation: skipped";
     switch (o.output) {
-        case Output::Text: std::cout << render_text(rep, recon); break;
+        case Output::Text: std::cout << render_text(rep, recon, &storage.value()); break;
         case Output::Csv:
             std::cout << render_csv(view_table(rep, *view_from_name(o.csv_view)));
             std::cerr << recon << "\n";
             break;
-        case Output::Json: std::cout << render_json(rep, recon); break;
+        case Output::Json: std::cout << render_json(rep, recon, &storage.value()); break;
         case Output::Html:
-            if (auto s = write_html(o, rep, recon, now); !s) {
+            if (auto s = write_html(o, rep, recon, now, storage.value()); !s) {
                 std::cerr << "allot-report: " << s.error().describe() << "\n";
                 return exit_code(s.error());
             }

@@ -24,6 +24,11 @@ struct Options {
     std::string html_dir;   // --html DIR
     bool reconcile = true;  // --no-reconcile skips running sacct
     bool help = false;
+    // record-storage: append every user's quota usage to the store, then exit.
+    bool record_storage = false;
+    std::string store = "/var/lib/allot-report/storage.csv";  // --store
+    std::string quota_conf;   // --quota-conf (else $ALLOT_QUOTA_CONF, else /etc/allot/quota.conf)
+    uint32_t min_uid = 1000;  // record-storage --min-uid: system accounts are left out
 };
 
 // `env_config` is $ALLOT_CONFIG (empty when unset); --config wins over it.

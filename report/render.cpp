@@ -182,7 +182,7 @@ std::string render_csv(const Table& table)
     return out;
 }
 
-std::string render_text(const Report& r, const std::string& reconciliation)
+std::string render_text(const Report& r, const std::string& reconciliation, const Table* storage)
 {
     std::string out = "GPU-hours of cluster " + r.cluster + ", " + utc_time(r.from) + " to " +
                       utc_time(r.until) + " (" + std::to_string(r.runs) + " runs)\n\n";
@@ -202,10 +202,19 @@ std::string render_text(const Report& r, const std::string& reconciliation)
     out += aligned(totals_table(r, View::Team, "team"));
     out += "\nby tier\n" + aligned(totals_table(r, View::Tier, "tier"));
     if (r.by_user) out += "\nby user\n" + aligned(totals_table(r, View::User, "user"));
+    if (storage && !storage->rows.empty()) {
+        // The latest sample only: the history is in --csv storage.
+        Table latest{storage->header, {}};
+        std::string last;
+        for (const auto& row : storage->rows) last = std::max(last, row[0]);
+        for (const auto& row : storage->rows)
+            if (row[0] == last) latest.rows.push_back(row);
+        out += "\nstorage at " + last + "\n" + aligned(latest);
+    }
     return out + "\n" + reconciliation + "\n";
 }
 
-std::string render_json(const Report& r, const std::string& reconciliation)
+std::string render_json(const Report& r, const std::string& reconciliation, const Table* storage)
 {
     JsonPtr root(cJSON_CreateObject());
     cJSON_AddStringToObject(root.get(), "schema", "allot-report/1");
@@ -241,6 +250,22 @@ std::string render_json(const Report& r, const std::string& reconciliation)
         cJSON_AddNumberToObject(o, "seconds", double(s.seconds));
         cJSON_AddNumberToObject(o, "gpu_seconds", double(s.gpu_seconds));
         cJSON_AddItemToArray(series, o);
+    }
+    if (storage) {
+        cJSON* rows = cJSON_AddArrayToObject(root.get(), "storage");
+        for (const auto& row : storage->rows) {
+            cJSON* o = cJSON_CreateObject();
+            for (size_t i = 0; i < row.size() && i < storage->header.size(); ++i) {
+                const std::string& key = storage->header[i];
+                if (key.rfind("bytes_", 0) != 0)
+                    cJSON_AddStringToObject(o, key.c_str(), row[i].c_str());
+                else if (row[i].empty())
+                    cJSON_AddNullToObject(o, key.c_str());
+                else
+                    cJSON_AddNumberToObject(o, key.c_str(), std::stod(row[i]));
+            }
+            cJSON_AddItemToArray(rows, o);
+        }
     }
     cJSON_AddStringToObject(root.get(), "reconciliation", reconciliation.c_str());
     char* text = cJSON_Print(root.get());
@@ -375,9 +400,8 @@ std::string series_chart(const Report& r)
     return s + "</svg></figure>\n";
 }
 
-std::string html_table(const Table& t, View view)
+std::string html_table(const Table& t, const std::string& name)
 {
-    const std::string name = view_name(view);
     std::string s = "<section><h2>" + name + "</h2><p><a class=\"csv\" download=\"" + name +
                     ".csv\" href=\"data:text/csv;charset=utf-8," + uri_encode(render_csv(t)) +
                     "\">Download " + name + ".csv</a></p>\n<table id=\"view-" + name +
@@ -395,7 +419,7 @@ std::string html_table(const Table& t, View view)
 }  // namespace
 
 std::string render_html(const Report& r, const std::string& reconciliation,
-                        const std::string& generated_at)
+                        const std::string& generated_at, const Table* storage)
 {
     std::string s =
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
@@ -421,8 +445,9 @@ std::string render_html(const Report& r, const std::string& reconciliation,
     s += series_chart(r);
     for (View v : kViews) {
         if (v == View::User && !r.by_user) continue;
-        s += html_table(view_table(r, v), v);
+        s += html_table(view_table(r, v), view_name(v));
     }
+    if (storage) s += html_table(*storage, "storage");
     return s + "</body></html>\n";
 }
 

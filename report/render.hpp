@@ -29,11 +29,15 @@ std::string hours_text(uint64_t gpu_seconds);             // "12.50"
 std::string percent_text(uint64_t part, uint64_t whole);  // "41.7" or "-" of nothing
 
 std::string render_csv(const Table& table);
+// `storage`, when given, is the storage view (storage.hpp): the terminal shows its latest
+// sample, JSON carries it whole as "storage", the page as one more table with its CSV.
 // The terminal report: periods, then team and tier totals, then `reconciliation`.
-std::string render_text(const Report& report, const std::string& reconciliation);
-std::string render_json(const Report& report, const std::string& reconciliation);
+std::string render_text(const Report& report, const std::string& reconciliation,
+                        const Table* storage = nullptr);
+std::string render_json(const Report& report, const std::string& reconciliation,
+                        const Table* storage = nullptr);
 // index.html: charts, one table per view and a CSV download per view, no network fetch.
 std::string render_html(const Report& report, const std::string& reconciliation,
-                        const std::string& generated_at);
+                        const std::string& generated_at, const Table* storage = nullptr);
 
 }  // namespace allot::report
