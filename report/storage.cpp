@@ -142,7 +142,7 @@ Table storage_table(const std::vector<StorageSample>& samples, const StorageName
                 "filesystem", "bytes_used", "bytes_soft", "bytes_hard", "grace_expires"};
     std::vector<const StorageSample*> in;
     for (const auto& s : samples)
-        if (s.time >= from && s.time < until) in.push_back(&s);
+        if (s.time >= from && s.time <= until) in.push_back(&s);
     std::stable_sort(in.begin(), in.end(), [](const StorageSample* a, const StorageSample* b) {
         return std::tie(a->time, a->uid, a->source) < std::tie(b->time, b->uid, b->source);
     });

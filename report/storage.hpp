@@ -52,7 +52,8 @@ struct StorageNames {
     std::function<std::string(uint32_t)> team;  // "(no team)" when in none
 };
 
-// The storage view over [from, until): per sample time, per user and source, the usage
+// The storage view over [from, until] (a sample taken the second the report runs is
+// in it): per sample time, per user and source, the usage
 // and limits, and per team and source the sum of its users' usage.
 //   user rows:
 //   time,scope=user,name,team,source,filesystem,bytes_used,bytes_soft,bytes_hard,grace_expires team

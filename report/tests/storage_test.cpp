@@ -108,7 +108,7 @@ TEST(StorageView, UsersNamedAtReportTimeTeamsSummedWindowApplied)
         sample(3600, "project", 1001, 100), sample(0, "home", 1001, 999),  // before the window
     };
     s[1].bytes_soft = 50;
-    Table t = storage_table(s, names(), 3600, 7200 + 1);
+    Table t = storage_table(s, names(), 3600, 7200);
     ASSERT_EQ(t.header.size(), 10u);
     EXPECT_EQ(t.header[0], "time");
     // Users ordered by time then uid, then the team sums.
