@@ -25,8 +25,10 @@ UID_A=$(id -u alice)
 
 # The loop filesystem: quota(1) reads aquota.user itself where the kernel has no quotas.
 mkdir -p "$MNT"
-truncate -s 32M "$T/q.img" && mkfs.ext4 -q -F "$T/q.img" && mount -o loop,usrquota "$T/q.img" "$MNT" ||
+if ! { truncate -s 32M "$T/q.img" && mkfs.ext4 -q -F "$T/q.img" &&
+    mount -o loop,usrquota "$T/q.img" "$MNT"; }; then
     skip "cannot mount a loop filesystem here"
+fi
 quotacheck -cumf "$MNT" 2>/dev/null
 setquota -u alice 1000 2000 10 20 "$MNT"
 write_as_alice() { # write_as_alice FILE KiB, then recount
