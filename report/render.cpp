@@ -257,10 +257,10 @@ std::string render_json(const Report& r, const std::string& reconciliation, cons
             cJSON* o = cJSON_CreateObject();
             for (size_t i = 0; i < row.size() && i < storage->header.size(); ++i) {
                 const std::string& key = storage->header[i];
-                if (key.rfind("bytes_", 0) != 0)
-                    cJSON_AddStringToObject(o, key.c_str(), row[i].c_str());
-                else if (row[i].empty())
+                if (row[i].empty())
                     cJSON_AddNullToObject(o, key.c_str());
+                else if (key.rfind("bytes_", 0) != 0)
+                    cJSON_AddStringToObject(o, key.c_str(), row[i].c_str());
                 else
                     cJSON_AddNumberToObject(o, key.c_str(), std::stod(row[i]));
             }

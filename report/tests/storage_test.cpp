@@ -141,6 +141,7 @@ TEST(StorageView, InTheJsonAndCsv)
     EXPECT_NE(json.find("\"storage\""), std::string::npos);
     EXPECT_NE(json.find("\"bytes_used\":\t10"), std::string::npos);
     EXPECT_NE(json.find("\"bytes_soft\":\tnull"), std::string::npos);
+    EXPECT_NE(json.find("\"grace_expires\":\tnull"), std::string::npos);
     EXPECT_EQ(render_csv(t).substr(0, 5), "time,");
     EXPECT_NE(render_html(r, "", "now", &t).find("id=\"view-storage\""), std::string::npos);
 }
