@@ -101,6 +101,25 @@ const ResourceMap& group_filter_map()
     return m;
 }
 
+const ResourceMap& group_view_filter_map()
+{
+    static const ResourceMap m = [] {
+        ResourceMap r = group_filter_map();
+        // The view's columns carry grp's names; only where members come from differs.
+        r.multis = {
+            {"members",
+             "FROM (SELECT mm.user_rowid AS r FROM members mm WHERE mm.group_rowid = g.grp_rowid "
+             "UNION ALL SELECT g.user_rowid) mx JOIN users mu ON mu.rowid = mx.r WHERE 1",
+             {{"", "mu.id", ColType::String},
+              {"value", "mu.id", ColType::String},
+              {"display", "mu.user_name", ColType::String}},
+             false},
+        };
+        return r;
+    }();
+    return m;
+}
+
 namespace {
 
 size_t utf8_length(const std::string& s)

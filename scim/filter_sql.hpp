@@ -51,6 +51,8 @@ struct ResourceMap {
 // lower-cased) and of Groups.
 const ResourceMap& user_filter_map(const std::string& ext_lower);
 const ResourceMap& group_filter_map();
+// Groups over the view with private groups (GroupView, store_tables.hpp).
+const ResourceMap& group_view_filter_map();
 
 // The WHERE clause for `filter`; its values are appended to `binds`.
 Result<std::string> compile_filter(const ResourceMap& map, const Filter& filter,

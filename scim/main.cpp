@@ -37,7 +37,7 @@ const char* kUsageText =
     "usage: allot-scimd [-c CONFIG] COMMAND ...\n"
     "  serve [--listen HOST:PORT] [--store FILE] [--keys-dir DIR] [--munge-socket PATH]\n"
     "        [--alg ES256|RS256] [--munge-max-age S] [--port-file FILE] [--access-log]\n"
-    "        [--insecure-http] [--jwks-max-age S]\n"
+    "        [--insecure-http] [--jwks-max-age S] [--private-groups]\n"
     "  user add NAME [--display-name S] [--email E] [--uid N] [--gid N] [--shell S] [--home H]\n"
     "                [--key 'TYPE BASE64 [COMMENT]']... [--external-id X] [--inactive]\n"
     "  user set NAME [--display-name S] [--email E] [--shell S] [--home H] [--active yes|no]\n"
@@ -124,7 +124,8 @@ struct Context {
 std::unique_ptr<DirectoryStore> open_store(const Context& ctx, std::string* err)
 {
     const std::string path = ctx.over.store.empty() ? ctx.config.scim_server.store : ctx.over.store;
-    return open_sqlite_store(path, id_range(ctx.config), ctx.config.identity.extension_schema, err);
+    return open_sqlite_store(path, id_range(ctx.config), ctx.config.identity.extension_schema, err,
+                             ctx.over.private_groups);
 }
 
 void print_user(const scim::User& u)
@@ -604,6 +605,8 @@ int apply_command(Context& ctx, Args& args)
 int store_command(Context& ctx, Args& args, const std::string& cmd, const std::string& sub)
 {
     std::string err;
+    // Listing private groups is the store's behaviour, so it is read before the store opens.
+    if (cmd == "serve") ctx.over.private_groups = args.flag("--private-groups");
     ctx.store = open_store(ctx, &err);
     if (!ctx.store) return fail(err);
     if (cmd == "serve") return serve(ctx, args);

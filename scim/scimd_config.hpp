@@ -22,6 +22,7 @@ struct Overrides {
     int64_t jwks_max_age = 0;    // 0: 300 s
     bool insecure_http = false;  // allow plain HTTP on a non-loopback address
     bool access_log = false;
+    bool private_groups = false;  // serve --private-groups: /Groups lists users' private groups
 };
 
 IdRange id_range(const Config& c);

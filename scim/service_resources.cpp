@@ -211,7 +211,9 @@ public:
         if (r_.method == "GET") {
             auto cur = Kind::get(store_, id);
             if (!cur) return scim_error(cur.error());
-            if (hidden(cur.value())) return scim_error(Errc::NotFound, "no such resource");
+            auto hide = hidden(cur.value());
+            if (!hide) return scim_error(hide.error());
+            if (hide.value()) return scim_error(Errc::NotFound, "no such resource");
             return rendered(cur.value());
         }
         const int64_t want = if_match_version(r_);
@@ -222,12 +224,18 @@ public:
     }
 
 private:
-    bool hidden(const T& item) const
+    // A deactivated user is hidden from such a token, and so is the user's
+    // private group (the list leaves both out in its query).
+    Result<bool> hidden(const T& item)
     {
-        if constexpr (std::is_same_v<Kind, UserKind>)
+        if constexpr (std::is_same_v<Kind, UserKind>) {
             return hide_inactive_ && !item.active;
-        else
-            return false;
+        } else {
+            if (!hide_inactive_ || !is_private_group_id(item.id)) return false;
+            auto shown = visible(item);
+            if (!shown) return shown.error();
+            return shown.value().members.empty();
+        }
     }
 
     // A group read by a token that may not see deactivated users lists only
@@ -285,6 +293,7 @@ private:
         }
         if constexpr (std::is_same_v<Kind, UserKind>)
             if (hide_inactive_) filter = and_active(std::move(filter));
+        q.value().hide_inactive = hide_inactive_;
         q.value().filter = filter.get();
         auto page = Kind::list(store_, q.value());
         if (!page) return scim_error(page.error());

@@ -34,6 +34,9 @@ struct ListQuery {
     size_t count = 100;
     std::optional<std::string> cursor;  // "" for the first cursor page
     SortOrder order = SortOrder::Ascending;
+    // Groups: leave out the private groups of deactivated users (see
+    // open_sqlite_store), as a read token's listing leaves out the users.
+    bool hide_inactive = false;
 };
 
 template <typename T>
@@ -93,9 +96,19 @@ public:
     virtual Status forget_key_activation(const std::string& key_file) = 0;
 };
 
+// The id of the private group of the user whose id is `user_id`: the same
+// UUID with version 8 instead of 4, so it is stable, computable in SQL and never
+// the id of a real group (new_uuid makes version 4 ids only).
+std::string private_group_id(const std::string& user_id);
+bool is_private_group_id(const std::string& id);
+
 // `user_extension` is identity.extension_schema (filters may name it).
+// `private_groups` (serve --private-groups): Groups also lists, read-only, one
+// group per user whose primary gid and userName no real group has, named
+// after the user, with that gid and the user as its only member; get_group
+// finds it by private_group_id() and replace/delete refuse it (Mutability).
 std::unique_ptr<DirectoryStore> open_sqlite_store(const std::string& path, IdRange range,
                                                   const std::string& user_extension,
-                                                  std::string* error);
+                                                  std::string* error, bool private_groups = false);
 
 }  // namespace allot::scimd

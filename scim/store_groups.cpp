@@ -84,6 +84,23 @@ Result<std::vector<scim::Group>> GroupTable::load(Conn& c, const std::string& wh
     return load_rows(c, select, where, binds, order, limit, offset, group_from_row);
 }
 
+Result<std::vector<scim::Group>> GroupView::load(Conn& c, const std::string& where,
+                                                 const std::vector<SqlValue>& binds,
+                                                 const std::string& order, size_t limit,
+                                                 size_t offset)
+{
+    // Members: a real group's rows in members, or a private group's one user.
+    static const std::string select =
+        std::string(
+            "SELECT g.id, g.display_name, g.external_id, g.gid, g.created, g.modified, "
+            "g.version, (SELECT json_group_array(json_array(mm.id, mm.user_name)) FROM "
+            "(SELECT u2.id, u2.user_name FROM (SELECT m2.user_rowid AS r FROM members m2 "
+            "WHERE m2.group_rowid = g.grp_rowid UNION ALL SELECT g.user_rowid) x JOIN "
+            "users u2 ON u2.rowid = x.r ORDER BY u2.user_name) mm) FROM ") +
+        kFrom;
+    return load_rows(c, select, where, binds, order, limit, offset, group_from_row);
+}
+
 Status GroupTable::insert(Conn& c, const IdAllocator& ids, scim::Group& g)
 {
     auto gid = ids.allocate(c, "gid", g.gid, "group:" + g.display_name, g.created);

@@ -42,6 +42,18 @@ std::string new_uuid()
     return out;
 }
 
+std::string private_group_id(const std::string& user_id)
+{
+    std::string id = user_id;
+    if (id.size() == 36) id[14] = '8';
+    return id;
+}
+
+bool is_private_group_id(const std::string& id)
+{
+    return id.size() == 36 && id[14] == '8';
+}
+
 bool row_exists(Conn& c, const char* sql, const SqlValue& value)
 {
     auto st = c.prepare(sql);

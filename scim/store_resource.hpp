@@ -90,16 +90,19 @@ public:
         return Unit{};
     }
 
-    Result<Page<T>> list(const ListQuery& q, const ResourceMap& filter_map)
+    // `scope` (SQL without parameters) narrows what the query may see at all,
+    // before the filter: totalResults and paging count only what it admits.
+    Result<Page<T>> list(const ListQuery& q, const ResourceMap& filter_map,
+                         const std::string& scope = "1")
     {
         auto c = pool_.borrow();
         if (!c) return store_internal("cannot open database");
         std::vector<SqlValue> binds;
-        std::string where = "1";
+        std::string where = scope;
         if (q.filter) {
             auto w = compile_filter(filter_map, *q.filter, binds);
             if (!w) return w.error();
-            where = w.value();
+            where = "(" + scope + ") AND " + w.value();
         }
         Page<T> page;
         auto total = count(*c, where, binds);

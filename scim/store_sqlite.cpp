@@ -17,12 +17,15 @@ namespace {
 
 class SqliteStore final : public DirectoryStore {
 public:
-    SqliteStore(std::string path, IdRange range, const std::string& user_extension)
+    SqliteStore(std::string path, IdRange range, const std::string& user_extension,
+                bool private_groups)
         : pool_(std::move(path)),
           ids_(range),
           users_(pool_, ids_),
           groups_(pool_, ids_),
-          user_filters_(to_lower(user_extension))
+          group_view_(pool_, ids_),
+          user_filters_(to_lower(user_extension)),
+          private_groups_(private_groups)
     {
     }
 
@@ -64,6 +67,7 @@ public:
     }
     Result<scim::Group> get_group(const std::string& id) override
     {
+        if (private_groups_ && is_private_group_id(id)) return group_view_.get("g.id = ?", id);
         return groups_.get("g.id = ?", id);
     }
     Result<scim::Group> get_group_by_name(const std::string& name) override
@@ -73,12 +77,18 @@ public:
     Result<scim::Group> replace_group(const std::string& id, scim::Group next,
                                       int64_t expected_version) override
     {
+        if (auto refused = refuse_private(id)) return *refused;
         return groups_.replace(id, std::move(next), expected_version);
     }
-    Result<Unit> delete_group(const std::string& id) override { return groups_.remove(id); }
+    Result<Unit> delete_group(const std::string& id) override
+    {
+        if (auto refused = refuse_private(id)) return *refused;
+        return groups_.remove(id);
+    }
     Result<Page<scim::Group>> list_groups(const ListQuery& q) override
     {
-        return groups_.list(q, group_filter_map());
+        if (!private_groups_) return groups_.list(q, group_filter_map());
+        return group_view_.list(q, group_view_filter_map(), q.hide_inactive ? "g.active = 1" : "1");
     }
 
     Result<ApiToken> create_token(const std::string& name, const std::vector<std::string>& scopes,
@@ -127,20 +137,36 @@ public:
     }
 
 private:
+    // A write to a listed private group is refused, saying whose it is; an
+    // unlisted id falls through to the groups table (and its 404).
+    std::optional<Error> refuse_private(const std::string& id)
+    {
+        if (!private_groups_ || !is_private_group_id(id)) return std::nullopt;
+        auto g = group_view_.get("g.id = ?", id);
+        if (!g) return std::nullopt;
+        return make_error(Errc::Mutability,
+                          "group '" + g.value().display_name + "' is the private group of user '" +
+                              g.value().display_name +
+                              "' and is read-only; it follows the user (create a real group to "
+                              "manage it)");
+    }
+
     ConnPool pool_;
     IdAllocator ids_;
     ResourceTable<UserTable> users_;
     ResourceTable<GroupTable> groups_;
-    std::string user_filters_;  // the extension URN, lower-cased, as filters name it
+    ResourceTable<GroupView> group_view_;  // read only: get and list
+    std::string user_filters_;             // the extension URN, lower-cased, as filters name it
+    bool private_groups_;
 };
 
 }  // namespace
 
 std::unique_ptr<DirectoryStore> open_sqlite_store(const std::string& path, IdRange range,
                                                   const std::string& user_extension,
-                                                  std::string* error)
+                                                  std::string* error, bool private_groups)
 {
-    auto store = std::make_unique<SqliteStore>(path, range, user_extension);
+    auto store = std::make_unique<SqliteStore>(path, range, user_extension, private_groups);
     if (!store->open(error)) return nullptr;
     return store;
 }

@@ -102,6 +102,30 @@ struct GroupTable {
     static Status update(Conn& c, scim::Group& next);
 };
 
+// Groups as /Groups lists them with private groups on: a view (kFrom) of the
+// real groups and, UNION ALL, each user's private group where no real group
+// has the user's primary gid or userName (a real group wins a clash). Its
+// columns are grp's plus grp_rowid/user_rowid (where members come from) and
+// active (the user's, 1 for a real group). Read only: ResourceTable<GroupView>
+// is used for get and list, never to write.
+struct GroupView {
+    using Resource = scim::Group;
+    static constexpr const char* kKind = "group";
+    static constexpr const char* kKeyAttr = "displayName";
+    static constexpr const char* kFrom =
+        "(SELECT r.rowid AS grp_rowid, NULL AS user_rowid, r.id, r.display_name, r.external_id, "
+        "r.gid, r.created, r.modified, r.version, 1 AS active FROM grp r UNION ALL "
+        "SELECT NULL, p.rowid, substr(p.id, 1, 14) || '8' || substr(p.id, 16), p.user_name, "
+        "NULL, p.gid, p.created, p.modified, p.version, p.active FROM users p WHERE NOT EXISTS "
+        "(SELECT 1 FROM grp c WHERE c.gid = p.gid OR c.display_name = p.user_name)) g";
+    static constexpr const char* kKeyCol = "g.display_name";
+    static const std::string& key(const scim::Group& g) { return g.display_name; }
+    static Result<std::vector<scim::Group>> load(Conn& c, const std::string& where,
+                                                 const std::vector<SqlValue>& binds,
+                                                 const std::string& order, size_t limit,
+                                                 size_t offset);
+};
+
 // API tokens: only the SHA-256 of the secret is stored.
 struct TokenTable {
     static Result<ApiToken> create(Conn& c, const std::string& name,

@@ -12,7 +12,8 @@
 # maps are also read with bare `cursor` paging. A real allot-scimd on loopback
 # with a `read` token (what the docs give nsscache) serves 23 active users in
 # pages of 10 and 3 deactivated ones: the maps hold every active user, group
-# and key, and nothing of the deactivated users.
+# and key, and nothing of the deactivated users. Served again with
+# --private-groups, the group map also resolves every user's primary gid.
 set -u
 . "$(dirname "$0")/scimd-lib.sh"
 scimd_setup nsscache python3
@@ -126,4 +127,25 @@ code=$(curl -s -o "$T/g.json" -w '%{http_code}' -H "Authorization: Bearer $TOKEN
     "$URL/scim/v2/Users?filter=active%20eq%20%22false%22")
 expect_eq 'filter=active eq "false" with a read token: 200, nobody' "$code $(
     python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["totalResults"])' "$T/g.json")" "200 0"
+# With --private-groups the group map also holds each user's private group, so
+# every passwd entry's primary gid resolves (the fork synthesises none), and a
+# deactivated user's private group is left out with the user.
+stop_service scimd
+start_service scimd-pg "$SCIMD" -c "$T/allot.yaml" serve --private-groups
+wait_port "$PORT" 30 || abort "allot-scimd --private-groups did not start: $(cat "$T/scimd-pg.log")"
+for mode in startIndex cursor; do
+    maps=$(python3 "$T/nsscache.py" "$mode" "$URL/scim/v2" "$TOKEN" 2>"$T/$mode-pg.err") ||
+        { fail "$mode --private-groups: the nsscache client failed: $(tail -1 "$T/$mode-pg.err")"; continue; }
+    # name of the group with each gid, and its members; then each user's primary gid.
+    unresolved=$(echo "$maps" | awk -F'[\t:]' '
+        $1 == "group" { name[$4] = $2; members[$4] = $5 }
+        $1 == "passwd" { want[$2] = $5 }
+        END { for (u in want) if (name[want[u]] != u || members[want[u]] != u) print u }')
+    expect_eq "$mode --private-groups: every user's primary gid is its own group" "$unresolved" ""
+    expect_eq "$mode --private-groups: 23 private groups, team-a and leavers" \
+        "$(echo "$maps" | grep -c '^group	')" 25
+    expect_not_contains "$mode --private-groups: no deactivated user's group" "$maps" "gone"
+    expect_match "$mode --private-groups: team-a unchanged" \
+        "$(echo "$maps" | grep '^group	team-a')" ':user01,user17$'
+done
 finish
