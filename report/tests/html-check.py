@@ -79,7 +79,7 @@ def main():
         check(f"chart {chart} rendered", chart in dom.ids, sorted(dom.ids))
     for chart in ("chart-used", "chart-team", "chart-tier"):
         check(f"chart {chart} has bars", dom.bars.get(chart, 0) > 0, dom.bars)
-    for view in ("periods", "team", "tier", "series"):
+    for view in ("periods", "team", "tier", "series", "storage"):
         text = open(f"{sys.argv[2]}/{view}.csv").read()
         rows = list(csv.reader(io.StringIO(text)))
         check(f"table {view} shows exactly {view}.csv", dom.tables.get(view) == rows,
