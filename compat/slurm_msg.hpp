@@ -31,7 +31,11 @@ struct AssocMgrMsgDeleter {
 using AssocMgrMsgPtr = std::unique_ptr<assoc_mgr_info_msg_t, AssocMgrMsgDeleter>;
 
 struct CtlConfDeleter {
+#ifdef HAVE_SLURM_FREE_CONF
+    void operator()(slurm_conf_t* c) const { slurm_free_conf(c); }  // 26.05's name
+#else
     void operator()(slurm_conf_t* c) const { slurm_free_ctl_conf(c); }
+#endif
 };
 using CtlConfPtr = std::unique_ptr<slurm_conf_t, CtlConfDeleter>;
 

@@ -38,7 +38,7 @@ std::string str(const char* s)
 
 std::string last_error()
 {
-    return str(slurm_strerror(slurm_get_errno()));
+    return str(slurm_strerror(slurm_compat::last_errno()));
 }
 
 Result<SlurmConf> read_conf()

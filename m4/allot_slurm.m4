@@ -86,6 +86,13 @@ AC_DEFUN([ALLOT_SLURM_PROBES], [
      AC_DEFINE([HAVE_SLURM_GET_ERRNO], [1], [slurm_errno.h declares slurm_get_errno() (Slurm < 24.05)])],
     [AC_MSG_RESULT([no])])
 
+  dnl 26.05 renamed slurm_free_ctl_conf() (what slurm_load_ctl_conf hands back) slurm_free_conf().
+  AC_MSG_CHECKING([for slurm_free_conf])
+  AC_COMPILE_IFELSE([AC_LANG_PROGRAM([allot_slurm_includes], [[void (*f)(slurm_conf_t *) = slurm_free_conf; (void)f;]])],
+    [AC_MSG_RESULT([yes])
+     AC_DEFINE([HAVE_SLURM_FREE_CONF], [1], [slurm.h frees slurm_load_ctl_conf's answer with slurm_free_conf() (Slurm >= 26.05)])],
+    [AC_MSG_RESULT([no])])
+
   dnl 26.05 names a job by slurm_step_id_t: job_desc_msg_t.step_id, slurm_load_job(step_id).
   AC_MSG_CHECKING([for job_desc_msg_t.step_id])
   AC_COMPILE_IFELSE([AC_LANG_PROGRAM([allot_slurm_includes],
