@@ -29,6 +29,11 @@ install_packages() {
     if ! command -v npm >/dev/null 2>&1; then
         apt-get -o DPkg::Lock::Timeout=900 install -y -q --no-install-recommends nodejs npm
     fi
+    # kubectl drives allot-kube-token in the rotation test. Debian's (1.20) only where none is
+    # installed: it would overwrite another package's /usr/bin/kubectl and fail the install.
+    if ! command -v kubectl >/dev/null 2>&1; then
+        apt-get -o DPkg::Lock::Timeout=900 install -y -q --no-install-recommends kubernetes-client
+    fi
 }
 
 build() {
