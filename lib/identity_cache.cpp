@@ -17,6 +17,7 @@
 #include <utility>
 
 #include "allot/identity_cache_format.hpp"
+#include "allot/identity_cache_reader.hpp"
 
 namespace allot {
 namespace {
@@ -94,11 +95,7 @@ std::string assemble(Kind kind, uint32_t record_count, uint64_t generation,
         out.resize((out.size() + 7) & ~size_t(7), '\0');
         out += s.bytes;
     }
-    const auto* bytes = reinterpret_cast<const unsigned char*>(out.data());
-    h.checksum = idcache::cache_checksum(bytes + idcache::kChecksumStart,
-                                         out.size() - idcache::kChecksumStart);
-    std::memcpy(out.data() + offsetof(idcache::FileHeader, checksum), &h.checksum,
-                sizeof h.checksum);
+    idcache::cache_seal(reinterpret_cast<unsigned char*>(out.data()), out.size());
     return out;
 }
 
@@ -387,6 +384,18 @@ Result<bool> publish_identity_cache(const std::string& dir, const std::vector<Po
         options.generation ? options.generation : static_cast<uint64_t>(std::time(nullptr));
     auto images = build_identity_cache(users, groups, generation);
     if (!images) return images.error();
+    // The whole-file check: readers that serve lookups (libnss_allot) check
+    // only what each lookup touches, so nothing is published that the full
+    // validation of the reader would refuse.
+    for (const auto& [bytes, kind] : {std::pair{&images.value().passwd, idcache::Kind::Passwd},
+                                      std::pair{&images.value().group, idcache::Kind::Group},
+                                      std::pair{&images.value().keys, idcache::Kind::Keys}}) {
+        const char* why = nullptr;
+        idcache::Snapshot* snap = idcache::snapshot_from_bytes(bytes->data(), bytes->size(), kind,
+                                                               &why, idcache::Check::Full);
+        if (!snap) return make_error(std::string("built an invalid cache image: ") + why);
+        idcache::snapshot_unref(snap);
+    }
 
     if (mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST)
         return make_error(Errc::Io, "creating " + dir + ": " + std::strerror(errno));

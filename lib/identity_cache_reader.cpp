@@ -180,7 +180,10 @@ const char* validate_contents(const Snapshot& s)
 }
 
 // Fills `s` from the image at s.mem; returns nullptr or why it is invalid.
-const char* validate(Snapshot& s, Kind kind)
+// Check::Lookup stops after the header, its checksum and the section bounds
+// (the lookups check what they follow); Check::Full also verifies the
+// whole-file checksum and every record and index.
+const char* validate(Snapshot& s, Kind kind, Check check)
 {
     const auto* base = static_cast<const unsigned char*>(s.mem);
     const uint64_t size = s.mem_size;
@@ -196,7 +199,10 @@ const char* validate(Snapshot& s, Kind kind)
     const uint64_t table_end =
         sizeof(FileHeader) + uint64_t(h.section_count) * sizeof(SectionEntry);
     if (table_end > size) return "truncated (section table)";
-    if (cache_checksum(base + kChecksumStart, size - kChecksumStart) != h.checksum)
+    if (cache_header_checksum(base, h.section_count) != h.header_checksum)
+        return "bad header checksum";
+    if (check == Check::Full &&
+        cache_checksum(base + kChecksumStart, size - kChecksumStart) != h.checksum)
         return "bad checksum";
 
     Section sec[8] = {};
@@ -248,7 +254,7 @@ const char* validate(Snapshot& s, Kind kind)
         s.keys = reinterpret_cast<const StrRef*>(get(SectionId::Keys).data);
         s.keys_count = get(SectionId::Keys).count;
     }
-    return validate_contents(s);
+    return check == Check::Full ? validate_contents(s) : nullptr;
 }
 
 void destroy(Snapshot* s)
@@ -261,9 +267,9 @@ void destroy(Snapshot* s)
     std::free(s);
 }
 
-Snapshot* finish(Snapshot* s, Kind kind, const char** why)
+Snapshot* finish(Snapshot* s, Kind kind, Check check, const char** why)
 {
-    const char* err = validate(*s, kind);
+    const char* err = validate(*s, kind, check);
     if (err) {
         if (why) *why = err;
         destroy(s);
@@ -273,16 +279,96 @@ Snapshot* finish(Snapshot* s, Kind kind, const char** why)
     return s;
 }
 
-// Binary search of the name index; returns the record number or -1.
+// Whether record `i` (< s.count) may be returned: the checks validate_contents
+// makes of one record, made again by every lookup that returns it (a file
+// opened with Check::Lookup has had none of them).
+bool user_ok(const Snapshot& s, const UserRecord& u)
+{
+    return name_ok(s, u.name) && field_ok(s, u.gecos) && field_ok(s, u.home) &&
+           field_ok(s, u.shell) && u.uid != 0 && u.gid != 0;
+}
+bool group_ok(const Snapshot& s, const GroupRecord& g)
+{
+    if (!name_ok(s, g.name) || g.gid == 0 ||
+        uint64_t(g.member_first) + g.member_count > s.members_count)
+        return false;
+    for (uint32_t m = 0; m < g.member_count; ++m)
+        if (!name_ok(s, s.members[g.member_first + m])) return false;
+    return true;
+}
+bool keys_ok(const Snapshot& s, const KeysRecord& k)
+{
+    if (!name_ok(s, k.name) || k.key_count > kMaxKeysPerUser ||
+        uint64_t(k.key_first) + k.key_count > s.keys_count)
+        return false;
+    for (uint32_t i = 0; i < k.key_count; ++i) {
+        const StrRef r = s.keys[k.key_first + i];
+        if (!ref_ok(s, r) || !cache_valid_key(str_of(s, r), r.len)) return false;
+    }
+    return true;
+}
+bool record_ok(const Snapshot& s, uint32_t i)
+{
+    if (i >= s.count) return false;
+    switch (s.kind) {
+        case Kind::Passwd: return user_ok(s, users(s)[i]);
+        case Kind::Group: return group_ok(s, groups(s)[i]);
+        case Kind::Keys: return keys_ok(s, keyrecs(s)[i]);
+    }
+    return false;
+}
+
+// The name of the record at name-index position `pos`, bounds-checked: false
+// when the index entry or the string it leads to is outside the file.
+bool indexed_name(const Snapshot& s, uint32_t pos, uint32_t* rec, StrRef* name)
+{
+    *rec = s.name_index[pos];
+    if (*rec >= s.count) return false;
+    *name = name_ref(s, *rec);
+    return ref_ok(s, *name);
+}
+bool indexed_id(const Snapshot& s, uint32_t pos, uint32_t* rec, uint32_t* id)
+{
+    *rec = s.id_index[pos];
+    if (*rec >= s.count) return false;
+    *id = id_of(s, *rec);
+    return true;
+}
+
+// Compares the name at index position `pos` with `name`; 2 when the entry
+// cannot be followed.
+int compare_at(const Snapshot& s, uint32_t pos, const char* name, size_t len, uint32_t* rec)
+{
+    StrRef r;
+    if (!indexed_name(s, pos, rec, &r)) return 2;
+    const int c = cache_compare(str_of(s, r), r.len, name, len);
+    return c < 0 ? -1 : (c > 0 ? 1 : 0);
+}
+
+// A match at `pos` is answered only when its neighbours in the index sort
+// strictly before and after it (so the name is not listed twice) and its
+// record is valid; anything else refuses the lookup.
+int64_t accept_name(const Snapshot& s, uint32_t pos, const char* name, size_t len, uint32_t rec)
+{
+    uint32_t other;
+    if (pos > 0 && compare_at(s, pos - 1, name, len, &other) != -1) return -1;
+    if (pos + 1 < s.count && compare_at(s, pos + 1, name, len, &other) != 1) return -1;
+    return record_ok(s, rec) ? int64_t(rec) : -1;
+}
+
+// Binary search of the name index; returns the record number or -1. Every
+// entry and string it follows is bounds-checked (the search ends in at most
+// log2(count) steps whatever the index holds).
 int64_t find_name(const Snapshot& s, const char* name, size_t len)
 {
     if (!name) return -1;
     uint32_t lo = 0, hi = s.count;
     while (lo < hi) {
         const uint32_t mid = lo + (hi - lo) / 2;
-        const StrRef r = name_ref(s, s.name_index[mid]);
-        const int c = cache_compare(str_of(s, r), r.len, name, len);
-        if (c == 0) return s.name_index[mid];
+        uint32_t rec;
+        const int c = compare_at(s, mid, name, len, &rec);
+        if (c == 2) return -1;
+        if (c == 0) return accept_name(s, mid, name, len, rec);
         if (c < 0)
             lo = mid + 1;
         else
@@ -291,14 +377,23 @@ int64_t find_name(const Snapshot& s, const char* name, size_t len)
     return -1;
 }
 
+int64_t accept_id(const Snapshot& s, uint32_t pos, uint32_t id, uint32_t rec)
+{
+    uint32_t other, v;
+    if (pos > 0 && (!indexed_id(s, pos - 1, &other, &v) || v >= id)) return -1;
+    if (pos + 1 < s.count && (!indexed_id(s, pos + 1, &other, &v) || v <= id)) return -1;
+    return record_ok(s, rec) ? int64_t(rec) : -1;
+}
+
 int64_t find_id(const Snapshot& s, uint32_t id)
 {
     if (!s.id_index) return -1;
     uint32_t lo = 0, hi = s.count;
     while (lo < hi) {
         const uint32_t mid = lo + (hi - lo) / 2;
-        const uint32_t v = id_of(s, s.id_index[mid]);
-        if (v == id) return s.id_index[mid];
+        uint32_t rec, v;
+        if (!indexed_id(s, mid, &rec, &v)) return -1;
+        if (v == id) return accept_id(s, mid, id, rec);
         if (v < id)
             lo = mid + 1;
         else
@@ -355,8 +450,8 @@ void set_fault(Fault* out, Fault f)
 // Opens `path` and maps it; on success *st describes the mapped file. With a
 // policy, the opened file itself must be trusted (its directories are the
 // caller's to check).
-Snapshot* open_file(const char* path, Kind kind, const TrustPolicy* policy, struct stat* st,
-                    Fault* fault, const char** why)
+Snapshot* open_file(const char* path, Kind kind, Check check, const TrustPolicy* policy,
+                    struct stat* st, Fault* fault, const char** why)
 {
     const int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
     if (fd < 0) {
@@ -403,7 +498,7 @@ Snapshot* open_file(const char* path, Kind kind, const TrustPolicy* policy, stru
     s->mapped = true;
     s->mem = mem;
     s->mem_size = static_cast<size_t>(st->st_size);
-    Snapshot* done = finish(s, kind, why);
+    Snapshot* done = finish(s, kind, check, why);
     set_fault(fault, done ? Fault::None : Fault::Invalid);
     return done;
 }
@@ -433,7 +528,7 @@ void copy_where(char* where, size_t where_len, const char* dir)
 
 Snapshot* snapshot_open(const char* path, Kind kind, const char** why) noexcept
 {
-    return open_file(path, kind, nullptr, nullptr, nullptr, why);
+    return open_file(path, kind, Check::Full, nullptr, nullptr, nullptr, why);
 }
 
 Fault check_trusted_stat(const struct stat& st, const TrustPolicy& policy,
@@ -544,10 +639,11 @@ Snapshot* snapshot_open_trusted(const char* path, Kind kind, const TrustPolicy& 
         set_fault(fault, f);
         return nullptr;
     }
-    return open_file(path, kind, &policy, nullptr, fault, why);
+    return open_file(path, kind, Check::Full, &policy, nullptr, fault, why);
 }
 
-Snapshot* snapshot_from_bytes(const void* data, size_t size, Kind kind, const char** why) noexcept
+Snapshot* snapshot_from_bytes(const void* data, size_t size, Kind kind, const char** why,
+                              Check check) noexcept
 {
     auto* s = static_cast<Snapshot*>(std::calloc(1, sizeof(Snapshot)));
     void* mem = std::malloc(size ? size : 1);
@@ -561,7 +657,7 @@ Snapshot* snapshot_from_bytes(const void* data, size_t size, Kind kind, const ch
     s->mapped = false;
     s->mem = mem;
     s->mem_size = size;
-    return finish(s, kind, why);
+    return finish(s, kind, check, why);
 }
 
 void snapshot_ref(Snapshot* snap) noexcept
@@ -603,7 +699,7 @@ bool user_by_uid(const Snapshot* snap, uint32_t uid, UserView* out) noexcept
 
 bool user_at(const Snapshot* snap, uint32_t index, UserView* out) noexcept
 {
-    if (!snap || snap->kind != Kind::Passwd || index >= snap->count) return false;
+    if (!snap || snap->kind != Kind::Passwd || !record_ok(*snap, index)) return false;
     fill_user(*snap, index, out);
     return true;
 }
@@ -628,7 +724,7 @@ bool group_by_gid(const Snapshot* snap, uint32_t gid, GroupView* out) noexcept
 
 bool group_at(const Snapshot* snap, uint32_t index, GroupView* out) noexcept
 {
-    if (!snap || snap->kind != Kind::Group || index >= snap->count) return false;
+    if (!snap || snap->kind != Kind::Group || !record_ok(*snap, index)) return false;
     fill_group(*snap, index, out);
     return true;
 }
@@ -638,11 +734,13 @@ uint32_t groups_of_member(const Snapshot* snap, const char* member, size_t len,
 {
     if (!snap || snap->kind != Kind::Group || !member || !fn) return 0;
     const Snapshot& s = *snap;
-    // lower bound of `member` in the membership index
+    // lower bound of `member` in the membership index; an entry whose name is
+    // outside the file refuses the whole answer
     uint64_t lo = 0, hi = s.membership_count;
     while (lo < hi) {
         const uint64_t mid = lo + (hi - lo) / 2;
         const StrRef r = s.membership[mid].member;
+        if (!ref_ok(s, r)) return 0;
         if (cache_compare(str_of(s, r), r.len, member, len) < 0)
             lo = mid + 1;
         else
@@ -651,9 +749,14 @@ uint32_t groups_of_member(const Snapshot* snap, const char* member, size_t len,
     uint32_t calls = 0;
     for (uint64_t i = lo; i < s.membership_count; ++i) {
         const StrRef r = s.membership[i].member;
-        if (cache_compare(str_of(s, r), r.len, member, len) != 0) break;
+        if (!ref_ok(s, r) || cache_compare(str_of(s, r), r.len, member, len) != 0) break;
+        // The group's id and name are what is returned: an entry leading to
+        // an invalid group is skipped, the user's other groups still count.
+        const uint32_t gi = s.membership[i].group_index;
+        if (gi >= s.count) continue;
+        const GroupRecord& g = groups(s)[gi];
+        if (g.gid == 0 || !name_ok(s, g.name)) continue;
         ++calls;
-        const GroupRecord& g = groups(s)[s.membership[i].group_index];
         if (!fn(ctx, g.gid, Str{str_of(s, g.name), g.name.len})) break;
     }
     return calls;
@@ -690,7 +793,9 @@ Snapshot* refresh(CacheHandle& h, const struct stat& st)
     struct stat mapped = st;  // overwritten by open_file's fstat
     const char* err = nullptr;
     Fault fault = Fault::None;
-    Snapshot* fresh = open_file(h.path, h.kind, &h.trust, &mapped, &fault, &err);
+    // The handle serves lookups (libnss_allot): each checks what it follows, so
+    // the first lookup of a process does not read the whole file.
+    Snapshot* fresh = open_file(h.path, h.kind, Check::Lookup, &h.trust, &mapped, &fault, &err);
     if (h.current) snapshot_unref(h.current);
     h.current = fresh;
     // Remember what was opened (not what was stat'ed: it may have been

@@ -12,16 +12,28 @@
 // Records refer to strings by (offset, length) into the STRINGS section; no
 // string is NUL-terminated, so "bob" and "bobby" never alias. NAME_INDEX lists
 // record numbers sorted by name (bytewise), ID_INDEX sorted by uid/gid, so every
-// lookup is a binary search, O(log n). The checksum covers every byte after the
-// checksum field (record_count, the section table and all sections); the fields
-// before it are each checked on their own (magic, endian, version, kind, size). Byte order is the
-// host's (caches are node-local); the endian marker rejects a file from another architecture.
+// lookup is a binary search, O(log n).
 //
-// The reader (identity_cache_reader.cpp) validates EVERYTHING once, when it maps
-// a file: bounds of every section and string, sortedness of every index, field
-// characters. A lookup then touches only validated data. Bump kCacheVersion on
-// any layout change: old readers then report the cache unavailable instead of
-// misreading it.
+// Two checksums (version 2). header_checksum covers the header (both checksum
+// fields read as zero) and the section table: a reader checks it, and the bounds
+// of every section, when it maps a file, so a torn or garbled header or table is
+// refused before any offset in it is followed. checksum covers every byte after
+// the checksum field (record_count, header_checksum, the section table and all
+// sections): the writer's whole-file check (allot-syncd re-reads a published
+// file with snapshot_open, which verifies it and every record and index), and
+// that of the readers that open with Check::Full (allot-keys). The fields
+// before it are each checked on their own (magic, endian, version, kind, size).
+// Byte order is the host's (caches are node-local); the endian marker rejects a
+// file from another architecture.
+//
+// The NSS module's handle opens with Check::Lookup: after the header checks,
+// each lookup bounds-checks every index entry, record number and string it
+// follows, and the record it returns is validated in full (name and field
+// rules, ids, member and key ranges and lines) before anyone sees it; a record
+// that fails is refused (not found) while the others are still served. This
+// makes the first lookup of a process O(log n) instead of a pass over the file
+// (~10 MB at 100,000 users). Bump kCacheVersion on any layout change: old
+// readers then report the cache unavailable instead of misreading it.
 #pragma once
 
 #include <cstdint>
@@ -30,7 +42,7 @@ namespace allot::idcache {
 
 inline constexpr char kCacheMagic[8] = {'A', 'L', 'L', 'O', 'T', 'I', 'D', 'C'};
 inline constexpr uint32_t kCacheEndian = 0x01020304u;
-inline constexpr uint32_t kCacheVersion = 1;
+inline constexpr uint32_t kCacheVersion = 2;
 inline constexpr uint32_t kMaxSections = 16;
 
 // Field limits enforced by the writer and again by the reader.
@@ -61,10 +73,13 @@ struct FileHeader {
     uint64_t generation;  // publish time (seconds since the epoch)
     uint64_t checksum;    // cache_checksum() of bytes [kChecksumStart, file_size)
     uint32_t record_count;
-    uint32_t reserved[3];
+    uint32_t reserved;
+    uint64_t header_checksum;  // header_checksum(): header and section table
 };
 static_assert(sizeof(FileHeader) == 64, "header layout");
-inline constexpr uint64_t kChecksumStart = 48;  // offsetof(FileHeader, record_count)
+inline constexpr uint64_t kChecksumStart = 48;        // offsetof(FileHeader, record_count)
+inline constexpr uint64_t kChecksumField = 40;        // offsetof(FileHeader, checksum)
+inline constexpr uint64_t kHeaderChecksumField = 56;  // offsetof(FileHeader, header_checksum)
 
 struct SectionEntry {
     uint32_t id;
@@ -132,6 +147,38 @@ inline uint64_t cache_checksum(const unsigned char* data, uint64_t size)
     }
     h ^= h >> 29;
     return h;
+}
+
+// The header checksum of an image whose first bytes hold a FileHeader and
+// `section_count` SectionEntries (the caller has checked they are there):
+// cache_checksum of the header with both checksum fields zeroed, followed by
+// the section table. Written after everything but `checksum` is final.
+inline uint64_t cache_header_checksum(const unsigned char* image, uint32_t section_count)
+{
+    unsigned char buf[sizeof(FileHeader) + kMaxSections * sizeof(SectionEntry)];
+    const uint64_t n = sizeof(FileHeader) + uint64_t(section_count) * sizeof(SectionEntry);
+    if (section_count > kMaxSections) return 0;
+    __builtin_memcpy(buf, image, n);
+    __builtin_memset(buf + kChecksumField, 0, 8);
+    __builtin_memset(buf + kHeaderChecksumField, 0, 8);
+    return cache_checksum(buf, n) ^ 0x48445243ull;  // "HDRC": unlike a whole-file sum
+}
+
+// Writes both checksums of a complete image (header checksum first: the
+// whole-file checksum covers it). For the writer, and for tools and tests that
+// edit an image and want the reader's checks behind the checksums exercised.
+inline void cache_seal(unsigned char* image, uint64_t size)
+{
+    if (size < sizeof(FileHeader)) return;
+    uint32_t sections;
+    __builtin_memcpy(&sections, image + 20, sizeof sections);  // FileHeader::section_count
+    if (sections <= kMaxSections &&
+        sizeof(FileHeader) + uint64_t(sections) * sizeof(SectionEntry) <= size) {
+        const uint64_t hc = cache_header_checksum(image, sections);
+        __builtin_memcpy(image + kHeaderChecksumField, &hc, sizeof hc);
+    }
+    const uint64_t c = cache_checksum(image + kChecksumStart, size - kChecksumStart);
+    __builtin_memcpy(image + kChecksumField, &c, sizeof c);
 }
 
 }  // namespace allot::idcache

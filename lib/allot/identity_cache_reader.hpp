@@ -3,16 +3,17 @@
 // Used by libnss_allot (loaded into every process that resolves a user),
 // allot-keys and pam_allot. It therefore never throws, never allocates per
 // lookup and needs nothing from libstdc++ at run time: a file is mmap'ed and
-// validated once (identity_cache_format.hpp), then every lookup is a binary
-// search returning views into the mapping.
+// its header validated once (identity_cache_format.hpp), then every lookup is a
+// bounds-checked binary search returning views into the mapping, of a record
+// validated before it is returned.
 //
 // A CacheHandle follows a path: each acquire() stat()s it and, when the file
-// was replaced (device, inode, size, mtime or ctime changed), maps and
-// validates the new one. A file that fails validation is remembered by the
-// same identity, so a corrupt cache costs one validation, not one per lookup;
-// while it is in place the cache is Unavailable (never the old data: a
-// removed user must stop resolving). Snapshots are reference counted, so an
-// enumeration keeps the file it started on while lookups move to a new one.
+// was replaced (device, inode, size, mtime or ctime changed), maps the new
+// one with Check::Lookup (its header, header checksum and section bounds). A file that fails
+// validation is remembered by the same identity, so a corrupt cache costs one validation, not one
+// per lookup; while it is in place the cache is Unavailable (never the old data: a removed user
+// must stop resolving). Snapshots are reference counted, so an enumeration keeps the file it
+// started on while lookups move to a new one.
 //
 // Trust (like sshd's StrictModes): a cache is used only when the file and
 // every directory above it are owned by root (or TrustPolicy::owner) and
@@ -52,11 +53,22 @@ struct Str {
 
 struct Snapshot;  // a mapped, validated cache file
 
-// Maps and validates the file at `path`. nullptr on failure; *why (if given)
-// then points to a static description ("missing", "bad checksum", ...).
+// How much of a file is checked when it is mapped (identity_cache_format.hpp):
+// Full verifies the whole-file checksum and every record and index (the
+// writer's check of what it published, allot-keys); Lookup checks the header,
+// its checksum and the section bounds, and leaves the rest to the lookups,
+// which bounds-check everything they follow and validate every record they
+// return in full (libnss_allot: the first lookup of a process stays O(log n)).
+// Every lookup makes its checks in both modes.
+enum class Check { Full, Lookup };
+
+// Maps and fully validates (Check::Full) the file at `path`. nullptr on
+// failure; *why (if given) then points to a static description ("missing",
+// "bad checksum", ...).
 Snapshot* snapshot_open(const char* path, Kind kind, const char** why) noexcept;
 // Same over bytes in memory (copied), for tests of hostile images.
-Snapshot* snapshot_from_bytes(const void* data, size_t size, Kind kind, const char** why) noexcept;
+Snapshot* snapshot_from_bytes(const void* data, size_t size, Kind kind, const char** why,
+                              Check check = Check::Full) noexcept;
 void snapshot_ref(Snapshot* snap) noexcept;
 void snapshot_unref(Snapshot* snap) noexcept;
 uint32_t snapshot_count(const Snapshot* snap) noexcept;

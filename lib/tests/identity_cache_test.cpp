@@ -71,19 +71,21 @@ CacheImages sample()
     return r.value();
 }
 
-Snapshot* from(const std::string& bytes, Kind kind, const char** why = nullptr)
+Snapshot* from(const std::string& bytes, Kind kind, const char** why = nullptr,
+               Check check = Check::Full)
 {
-    return snapshot_from_bytes(bytes.data(), bytes.size(), kind, why);
+    return snapshot_from_bytes(bytes.data(), bytes.size(), kind, why, check);
+}
+// As libnss_allot's handle opens a file: header, header checksum, sections.
+Snapshot* lookup_open(const std::string& bytes, Kind kind, const char** why = nullptr)
+{
+    return from(bytes, kind, why, Check::Lookup);
 }
 
-// Recomputes the checksum so a test can exercise validation behind it.
+// Recomputes both checksums so a test can exercise validation behind them.
 void rechecksum(std::string& img)
 {
-    if (img.size() < sizeof(FileHeader)) return;
-    const uint64_t c =
-        cache_checksum(reinterpret_cast<const unsigned char*>(img.data()) + kChecksumStart,
-                       img.size() - kChecksumStart);
-    std::memcpy(img.data() + offsetof(FileHeader, checksum), &c, sizeof c);
+    cache_seal(reinterpret_cast<unsigned char*>(img.data()), img.size());
 }
 
 SectionEntry section(const std::string& img, SectionId id)
@@ -270,12 +272,8 @@ TEST(IdentityCacheHostile, EveryBitFlipIsRejected)
         for (int bit : {0, 7}) {
             b[i] ^= char(1 << bit);
             Snapshot* s = from(b, Kind::Passwd);
-            // generation (bytes 32..39) is outside the checksum: harmless.
-            if (i >= 32 && i < 40) {
-                EXPECT_NE(s, nullptr);
-            } else {
-                EXPECT_EQ(s, nullptr) << "byte " << i << " bit " << bit;
-            }
+            // generation (bytes 32..39) is covered by the header checksum.
+            EXPECT_EQ(s, nullptr) << "byte " << i << " bit " << bit;
             snapshot_unref(s);
             b[i] ^= char(1 << bit);
         }
@@ -291,10 +289,15 @@ TEST(IdentityCacheHostile, WrongKindVersionMagicAreRejected)
     std::string b = img.passwd;
     FileHeader h;
     std::memcpy(&h, b.data(), sizeof h);
-    h.version = 2;
-    std::memcpy(b.data(), &h, sizeof h);
-    EXPECT_EQ(from(b, Kind::Passwd, &why), nullptr);
-    EXPECT_STREQ(why, "unsupported cache version");
+    for (uint32_t v : {1u, 3u}) {  // version 1 had no header checksum
+        h.version = v;
+        std::memcpy(b.data(), &h, sizeof h);
+        rechecksum(b);
+        EXPECT_EQ(from(b, Kind::Passwd, &why), nullptr);
+        EXPECT_STREQ(why, "unsupported cache version");
+        EXPECT_EQ(from(b, Kind::Passwd, &why, Check::Lookup), nullptr);
+        EXPECT_STREQ(why, "unsupported cache version");
+    }
     EXPECT_EQ(from(std::string(100, '\0'), Kind::Passwd, &why), nullptr);
     EXPECT_STREQ(why, "not an allot cache");
 }
@@ -430,6 +433,385 @@ TEST(IdentityCacheHostile, RandomMutationsNeverCrash)
     }
     // Most mutations hit strings (which stay valid) or padding; some must pass.
     EXPECT_GT(accepted, 0);
+}
+
+// --- Check::Lookup: what libnss_allot maps -----------------------------------
+// The header, its checksum and the section bounds are checked when the file is
+// mapped; everything else by the lookup that follows it.
+
+template <typename T>
+T read_at(const std::string& b, uint64_t off)
+{
+    T v;
+    std::memcpy(&v, b.data() + off, sizeof v);
+    return v;
+}
+template <typename T>
+void write_at(std::string& b, uint64_t off, const T& v)
+{
+    std::memcpy(b.data() + off, &v, sizeof v);
+}
+
+TEST(IdentityCacheLookupMode, EveryTruncationIsRejected)
+{
+    const auto img = sample();
+    for (const auto& [bytes, kind] :
+         {std::pair{img.passwd, Kind::Passwd}, std::pair{img.group, Kind::Group},
+          std::pair{img.keys, Kind::Keys}}) {
+        for (size_t n = 0; n < bytes.size(); ++n) {
+            Snapshot* s = lookup_open(bytes.substr(0, n), kind);
+            EXPECT_EQ(s, nullptr) << n;
+            snapshot_unref(s);
+        }
+    }
+}
+
+TEST(IdentityCacheLookupMode, EveryHeaderOrSectionTableBitFlipIsRejected)
+{
+    const auto img = sample();
+    const FileHeader h = read_at<FileHeader>(img.passwd, 0);
+    const size_t table_end = sizeof(FileHeader) + h.section_count * sizeof(SectionEntry);
+    std::string b = img.passwd;
+    for (size_t i = 0; i < table_end; ++i) {
+        // The whole-file checksum is not read in this mode: its bytes are free.
+        if (i >= kChecksumField && i < kChecksumField + 8) continue;
+        for (int bit : {0, 3, 7}) {
+            b[i] ^= char(1 << bit);
+            Snapshot* s = lookup_open(b, Kind::Passwd);
+            EXPECT_EQ(s, nullptr) << "byte " << i << " bit " << bit;
+            snapshot_unref(s);
+            b[i] ^= char(1 << bit);
+        }
+    }
+    const char* why = nullptr;
+    b[offsetof(FileHeader, generation)] ^= 1;
+    EXPECT_EQ(lookup_open(b, Kind::Passwd, &why), nullptr);
+    EXPECT_STREQ(why, "bad header checksum");
+}
+
+TEST(IdentityCacheLookupMode, SectionsPastTheEndAreRejectedWhenMapped)
+{
+    const auto img = sample();
+    const FileHeader h = read_at<FileHeader>(img.passwd, 0);
+    for (uint32_t i = 0; i < h.section_count; ++i) {
+        const uint64_t at = sizeof(FileHeader) + i * sizeof(SectionEntry);
+        for (int what = 0; what < 2; ++what) {
+            std::string b = img.passwd;
+            auto e = read_at<SectionEntry>(b, at);
+            if (what == 0)
+                e.offset = b.size() + 8;
+            else
+                e.count = (b.size() - e.offset) / e.elem_size + 1;
+            write_at(b, at, e);
+            rechecksum(b);
+            Snapshot* s = lookup_open(b, Kind::Passwd);
+            EXPECT_EQ(s, nullptr) << "section " << i << " case " << what;
+            snapshot_unref(s);
+        }
+    }
+}
+
+TEST(IdentityCacheLookupMode, AnInvalidRecordIsRefusedAndTheOthersServed)
+{
+    const auto img = sample();
+    const auto rec = section(img.passwd, SectionId::Records);
+    const auto strs = section(img.passwd, SectionId::Strings);
+    // Records are in name order: alice, bob, bobby.
+    const uint64_t bob_at = rec.offset + 1 * sizeof(UserRecord);
+    const auto expect_bob_refused = [&](std::string b, const char* what) {
+        const char* why = nullptr;
+        SnapPtr s(lookup_open(b, Kind::Passwd, &why));
+        ASSERT_NE(s.p, nullptr) << what << ": " << (why ? why : "");
+        UserView u;
+        EXPECT_FALSE(user_by_name(s.p, "bob", 3, &u)) << what;
+        EXPECT_FALSE(user_by_uid(s.p, 20001, &u)) << what;
+        EXPECT_FALSE(user_at(s.p, 1, &u)) << what;
+        EXPECT_TRUE(user_by_name(s.p, "alice", 5, &u)) << what;
+        EXPECT_EQ(u.uid, 20000u);
+        EXPECT_TRUE(user_by_uid(s.p, 20002, &u)) << what;
+        EXPECT_EQ(S(u.name), "bobby");
+        EXPECT_TRUE(user_at(s.p, 2, &u)) << what;
+        // The full check refuses the same file outright.
+        rechecksum(b);
+        EXPECT_EQ(from(b, Kind::Passwd), nullptr) << what;
+    };
+    {  // a home past the end of the string blob
+        std::string b = img.passwd;
+        auto r = read_at<UserRecord>(b, bob_at);
+        r.home = StrRef{uint32_t(strs.count - 1), 0xFFFFFFF0u};
+        write_at(b, bob_at, r);
+        expect_bob_refused(b, "home past the end");
+    }
+    {  // a ':' in the gecos
+        std::string b = img.passwd;
+        const auto r = read_at<UserRecord>(b, bob_at);
+        b[strs.offset + r.gecos.off] = ':';
+        expect_bob_refused(b, "colon in gecos");
+    }
+    {  // uid 0 and gid 0: a cache never defines root
+        std::string b = img.passwd;
+        auto r = read_at<UserRecord>(b, bob_at);
+        r.gid = 0;
+        write_at(b, bob_at, r);
+        expect_bob_refused(b, "gid 0");
+    }
+    {  // a control byte in the shell
+        std::string b = img.passwd;
+        const auto r = read_at<UserRecord>(b, bob_at);
+        b[strs.offset + r.shell.off] = '\n';
+        expect_bob_refused(b, "newline in shell");
+    }
+}
+
+TEST(IdentityCacheLookupMode, OverlappingAndLoopingIndexesEndAndRefuse)
+{
+    const auto img = sample();
+    const auto names = section(img.passwd, SectionId::NameIndex);
+    const auto ids = section(img.passwd, SectionId::IdIndex);
+    UserView u;
+    {  // every name-index entry names record 1 (bob): a loop back to one record
+        std::string b = img.passwd;
+        for (uint32_t i = 0; i < 3; ++i) write_at<uint32_t>(b, names.offset + 4 * i, 1);
+        SnapPtr s(lookup_open(b, Kind::Passwd));
+        ASSERT_NE(s.p, nullptr);
+        EXPECT_FALSE(user_by_name(s.p, "bob", 3, &u));  // listed three times: refused
+        EXPECT_FALSE(user_by_name(s.p, "alice", 5, &u));
+        EXPECT_TRUE(user_by_uid(s.p, 20000, &u));  // the id index is intact
+    }
+    {  // index entries past the record count
+        std::string b = img.passwd;
+        write_at<uint32_t>(b, names.offset + 4, 0xFFFFFFFFu);
+        write_at<uint32_t>(b, ids.offset + 4, 3);
+        SnapPtr s(lookup_open(b, Kind::Passwd));
+        ASSERT_NE(s.p, nullptr);
+        EXPECT_FALSE(user_by_name(s.p, "bob", 3, &u));
+        EXPECT_FALSE(user_by_uid(s.p, 20001, &u));
+        // The neighbours' matches see the broken entry next to them: refused too.
+        EXPECT_FALSE(user_by_name(s.p, "alice", 5, &u));
+    }
+    {  // sections overlapping: the id index laid over the name index
+        std::string b = img.passwd;
+        const FileHeader h = read_at<FileHeader>(b, 0);
+        for (uint32_t i = 0; i < h.section_count; ++i) {
+            const uint64_t at = sizeof(FileHeader) + i * sizeof(SectionEntry);
+            auto e = read_at<SectionEntry>(b, at);
+            if (e.id == uint32_t(SectionId::IdIndex)) e.offset = names.offset;
+            write_at(b, at, e);
+        }
+        rechecksum(b);
+        SnapPtr s(lookup_open(b, Kind::Passwd));
+        ASSERT_NE(s.p, nullptr);
+        // Name order is alice, bob, bobby = uid order here: both still answer.
+        EXPECT_TRUE(user_by_uid(s.p, 20001, &u));
+        EXPECT_TRUE(user_by_name(s.p, "bobby", 5, &u));
+        SnapPtr full(from(b, Kind::Passwd));  // consistent: the full check agrees
+        EXPECT_NE(full.p, nullptr);
+    }
+    {  // strings of two records overlapping: each is still a valid name
+        std::string b = img.passwd;
+        const auto rec = section(b, SectionId::Records);
+        auto bobby = read_at<UserRecord>(b, rec.offset + 2 * sizeof(UserRecord));
+        auto bob = read_at<UserRecord>(b, rec.offset + 1 * sizeof(UserRecord));
+        bob.name = StrRef{bobby.name.off, 3};  // "bob" inside "bobby"
+        write_at(b, rec.offset + 1 * sizeof(UserRecord), bob);
+        SnapPtr s(lookup_open(b, Kind::Passwd));
+        ASSERT_NE(s.p, nullptr);
+        EXPECT_TRUE(user_by_name(s.p, "bob", 3, &u));
+        EXPECT_EQ(u.uid, 20001u);
+        EXPECT_TRUE(user_by_name(s.p, "bobby", 5, &u));
+        EXPECT_EQ(u.uid, 20002u);
+    }
+}
+
+bool collect_gids(void* ctx, uint32_t gid, Str)
+{
+    static_cast<std::vector<uint32_t>*>(ctx)->push_back(gid);
+    return true;
+}
+
+TEST(IdentityCacheLookupMode, GroupsMembersAndMemberships)
+{
+    const auto img = sample();
+    const auto grec = section(img.group, SectionId::Records);
+    const auto members = section(img.group, SectionId::Members);
+    const auto ms = section(img.group, SectionId::Membership);
+    const auto gstrs = section(img.group, SectionId::Strings);
+    GroupView g;
+    // Records in name order: all, team-a, team-b.
+    {  // a member of team-a past the end of the strings: team-a refused
+        std::string b = img.group;
+        const auto r = read_at<GroupRecord>(b, grec.offset + sizeof(GroupRecord));
+        write_at(b, members.offset + uint64_t(r.member_first) * sizeof(StrRef),
+                 StrRef{uint32_t(gstrs.count), 1});
+        SnapPtr s(lookup_open(b, Kind::Group));
+        ASSERT_NE(s.p, nullptr);
+        EXPECT_FALSE(group_by_name(s.p, "team-a", 6, &g));
+        EXPECT_FALSE(group_by_gid(s.p, 30000, &g));
+        EXPECT_TRUE(group_by_gid(s.p, 30001, &g));
+        EXPECT_TRUE(group_by_name(s.p, "all", 3, &g));
+        EXPECT_EQ(g.member_count, 4u);
+    }
+    {  // a member range past the members section
+        std::string b = img.group;
+        auto r = read_at<GroupRecord>(b, grec.offset);
+        r.member_first = 0xFFFFFFF0u;
+        write_at(b, grec.offset, r);
+        SnapPtr s(lookup_open(b, Kind::Group));
+        ASSERT_NE(s.p, nullptr);
+        EXPECT_FALSE(group_by_gid(s.p, 30002, &g));
+        EXPECT_FALSE(group_at(s.p, 0, &g));
+        EXPECT_TRUE(group_at(s.p, 2, &g));
+    }
+    {  // membership entries: one leads past the records, one past the strings
+        std::string b = img.group;
+        std::vector<uint32_t> before;
+        {
+            SnapPtr s(lookup_open(b, Kind::Group));
+            groups_of_member(s.p, "bob", 3, collect_gids, &before);
+        }
+        ASSERT_EQ(before.size(), 2u);
+        // Find bob's first entry and point it past the records.
+        for (uint64_t i = 0; i < ms.count; ++i) {
+            const uint64_t at = ms.offset + i * sizeof(MembershipEntry);
+            auto m = read_at<MembershipEntry>(b, at);
+            if (std::string(b.data() + gstrs.offset + m.member.off, m.member.len) == "bob") {
+                m.group_index = 77;
+                write_at(b, at, m);
+                break;
+            }
+        }
+        std::vector<uint32_t> after;
+        {
+            SnapPtr s(lookup_open(b, Kind::Group));
+            ASSERT_NE(s.p, nullptr);
+            groups_of_member(s.p, "bob", 3, collect_gids, &after);
+        }
+        EXPECT_EQ(after.size(), 1u);  // the valid entry still counts
+        // An entry whose name leads outside the strings refuses the answer.
+        auto m0 = read_at<MembershipEntry>(b, ms.offset);
+        m0.member = StrRef{0xFFFFFF00u, 200};
+        write_at(b, ms.offset, m0);
+        std::vector<uint32_t> none;
+        SnapPtr s(lookup_open(b, Kind::Group));
+        ASSERT_NE(s.p, nullptr);
+        groups_of_member(s.p, "alice", 5, collect_gids, &none);
+        groups_of_member(s.p, "bobby", 5, collect_gids, &none);
+        for (uint32_t gid : none) EXPECT_NE(gid, 0u);
+    }
+}
+
+TEST(IdentityCacheLookupMode, KeysRecordValidatedWhenReturned)
+{
+    const auto img = sample();
+    std::string b = img.keys;
+    const auto krec = section(b, SectionId::Keys);
+    const auto ks = section(b, SectionId::Strings);
+    // The first key line belongs to bob (records in name order: bob, bobby).
+    const auto k = read_at<StrRef>(b, krec.offset);
+    b[ks.offset + k.off + 5] = '\n';
+    SnapPtr s(lookup_open(b, Kind::Keys));
+    ASSERT_NE(s.p, nullptr);
+    KeysView v;
+    EXPECT_FALSE(keys_by_name(s.p, "bob", 3, &v));
+    EXPECT_TRUE(keys_by_name(s.p, "bobby", 5, &v));
+    EXPECT_EQ(v.key_count, 1u);
+}
+
+// Random mutations of the body behind a valid header: every lookup must stay
+// inside the image and never return a record the full check would refuse.
+TEST(IdentityCacheLookupMode, RandomMutationsNeverReturnAnInvalidRecord)
+{
+    const auto img = sample();
+    std::mt19937 rng(777);
+    for (const auto& [orig, kind] :
+         {std::pair{img.passwd, Kind::Passwd}, std::pair{img.group, Kind::Group},
+          std::pair{img.keys, Kind::Keys}}) {
+        const FileHeader h = read_at<FileHeader>(orig, 0);
+        const size_t body = sizeof(FileHeader) + h.section_count * sizeof(SectionEntry);
+        for (int round = 0; round < 3000; ++round) {
+            std::string b = orig;
+            const int flips = 1 + int(rng() % 4);
+            for (int f = 0; f < flips; ++f) b[body + rng() % (b.size() - body)] = char(rng());
+            SnapPtr s(lookup_open(b, kind));
+            ASSERT_NE(s.p, nullptr);  // the header is intact
+            UserView u;
+            GroupView g;
+            KeysView k;
+            for (const char* n : {"alice", "bob", "bobby", "carol", "team-a", "all"}) {
+                const size_t len = std::strlen(n);
+                if (user_by_name(s.p, n, len, &u)) {
+                    EXPECT_TRUE(cache_valid_name(u.name.data, u.name.size));
+                    EXPECT_TRUE(cache_valid_field(u.home.data, u.home.size));
+                    EXPECT_NE(u.uid, 0u);
+                    EXPECT_NE(u.gid, 0u);
+                }
+                if (group_by_name(s.p, n, len, &g))
+                    for (uint32_t m = 0; m < g.member_count; ++m) {
+                        const Str mem = group_member(g, m);
+                        EXPECT_TRUE(cache_valid_name(mem.data, mem.size));
+                    }
+                if (keys_by_name(s.p, n, len, &k))
+                    for (uint32_t i = 0; i < k.key_count; ++i) {
+                        const Str line = keys_line(k, i);
+                        EXPECT_TRUE(cache_valid_key(line.data, line.size));
+                    }
+                groups_of_member(
+                    s.p, n, len,
+                    [](void*, uint32_t gid, Str name) {
+                        EXPECT_NE(gid, 0u);
+                        EXPECT_TRUE(cache_valid_name(name.data, name.size));
+                        return true;
+                    },
+                    nullptr);
+            }
+            for (uint32_t id = 20000; id < 20003; ++id) user_by_uid(s.p, id, &u);
+            for (uint32_t id = 30000; id < 30003; ++id) group_by_gid(s.p, id, &g);
+            for (uint32_t i = 0; i < snapshot_count(s.p); ++i) {
+                user_at(s.p, i, &u);
+                group_at(s.p, i, &g);
+            }
+        }
+    }
+}
+
+// A handle (libnss_allot's) maps in Lookup mode: a body corruption leaves the
+// other records served; a header corruption makes the cache unavailable.
+TEST(IdentityCacheLookupMode, HandleServesValidRecordsAndRefusesABadHeader)
+{
+    char tmpl[] = "/tmp/allot-idcache-XXXXXX";
+    const std::string dir = mkdtemp(tmpl);
+    const std::string path = dir + "/passwd.cache";
+    const auto img = sample();
+    const auto rec = section(img.passwd, SectionId::Records);
+    const auto put = [&](const std::string& bytes) {
+        {
+            std::ofstream out(path + ".tmp", std::ios::binary);
+            out << bytes;
+        }
+        ASSERT_EQ(rename((path + ".tmp").c_str(), path.c_str()), 0);
+    };
+    std::string b = img.passwd;
+    auto r = read_at<UserRecord>(b, rec.offset + sizeof(UserRecord));
+    r.uid = 0;  // bob as root: never answered
+    write_at(b, rec.offset + sizeof(UserRecord), r);
+    put(b);
+    CacheHandle h = ALLOT_CACHE_HANDLE_INIT_TRUST(path.c_str(), Kind::Passwd,
+                                                  (TrustPolicy{geteuid(), dir.c_str()}), nullptr);
+    const char* why = nullptr;
+    Snapshot* s = cache_acquire(&h, &why);
+    ASSERT_NE(s, nullptr) << why;
+    UserView u;
+    EXPECT_FALSE(user_by_name(s, "bob", 3, &u));
+    EXPECT_TRUE(user_by_name(s, "alice", 5, &u));
+    snapshot_unref(s);
+
+    std::string torn = img.passwd;
+    torn[offsetof(FileHeader, record_count)] ^= 0x40;
+    put(torn);
+    EXPECT_EQ(cache_acquire(&h, &why), nullptr);
+    EXPECT_STREQ(why, "bad header checksum");
+    cache_reset(&h);
+    std::system(("rm -rf '" + dir + "'").c_str());
 }
 
 class TempDir {

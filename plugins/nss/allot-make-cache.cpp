@@ -60,10 +60,7 @@ int set_uid(const std::string& path, uint32_t from, uint32_t to)
             ++changed;
         }
     }
-    h.checksum =
-        cache_checksum(reinterpret_cast<const unsigned char*>(bytes.data()) + kChecksumStart,
-                       bytes.size() - kChecksumStart);
-    std::memcpy(bytes.data() + offsetof(FileHeader, checksum), &h.checksum, sizeof h.checksum);
+    cache_seal(reinterpret_cast<unsigned char*>(bytes.data()), bytes.size());
     const std::string tmp = path + ".set-uid";
     std::ofstream(tmp, std::ios::binary) << bytes;
     if (!changed || std::rename(tmp.c_str(), path.c_str()) != 0) {

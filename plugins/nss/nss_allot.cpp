@@ -3,8 +3,9 @@
 // glibc loads this into every process that resolves a user or group
 // ("passwd: files allot" in /etc/nsswitch.conf). It answers from the caches
 // allot-syncd publishes in the cache directory (passwd.cache, group.cache),
-// mmap'ed and validated once per file version by the reader in
-// lib/identity_cache_reader.cpp, then binary-searched: no network, no config
+// mmap'ed with its header checked once per file version by the reader in
+// lib/identity_cache_reader.cpp, then binary-searched (each lookup checks what
+// it follows and validates the record it returns): no network, no config
 // parsing, no allocation per lookup except the caller-owned group array of
 // initgroups_dyn.
 //
@@ -415,7 +416,8 @@ ALLOT_EXPORT nss_status _nss_allot_getpwent_r(passwd* pw, char* buf, size_t len,
 {
     return cursor_get(g_pwent, &g_passwd, errnop, [&](Snapshot* s, const Local& l, uint32_t i) {
         UserView u;
-        if (!user_at(s, i, &u)) return not_found(errnop);
+        // An invalid record is skipped; the enumeration goes on.
+        if (!user_at(s, i, &u)) return i < snapshot_count(s) ? kSkip : not_found(errnop);
         if (!user_allowed(l, u)) return kSkip;
         return fill_passwd(u, pw, buf, len, errnop);
     });
@@ -459,7 +461,7 @@ ALLOT_EXPORT nss_status _nss_allot_getgrent_r(group* gr, char* buf, size_t len,
 {
     return cursor_get(g_grent, &g_group, errnop, [&](Snapshot* s, const Local& l, uint32_t i) {
         GroupView g;
-        if (!group_at(s, i, &g)) return not_found(errnop);
+        if (!group_at(s, i, &g)) return i < snapshot_count(s) ? kSkip : not_found(errnop);
         if (!group_allowed(l, g)) return kSkip;
         return fill_group(l, g, gr, buf, len, errnop);
     });

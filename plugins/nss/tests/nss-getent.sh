@@ -13,7 +13,7 @@
 #     correct one is;
 #   - local names: cache entries named root or daemon, with a local
 #     uid, a group named sudo or with sudo's gid are never answered, nor is a
-#     cache holding uid 0.
+#     record holding uid 0 (the cache's other records still are).
 set -u
 . "${ALLOT_TOP_SRCDIR:-$(cd "$(dirname "$0")/../../.." && pwd)}/tests/lib/harness.sh"
 if [ "${ALLOT_LAB:-}" != 1 ] || [ "$(id -u)" != 0 ]; then
@@ -159,14 +159,17 @@ expect_contains "id nssbob: allot groups still there" "$out" "47201(nssmixed)"
 expect_not_contains "id root: no allot group" "$(inns id root)" "nssmixed"
 expect_eq "enumeration: one sudo group" "$(inns getent group | cut -d: -f1 | grep -cx sudo)" 1
 
-# uid 0 in a cache (the writer refuses to make one): the cache is not used at all.
+# uid 0 in a cache (the writer refuses to make one): the lookup that reaches that
+# record refuses it; the cache's valid records are still served.
 echo 'nsszero:x:47999:47000::/home/nsszero:/bin/bash' >> "$W/src/passwd"
 "$MK" "$W/up/allot" "$W/src/passwd" "$W/src/group" || abort "cannot make cache"
 "$MK" --set-uid "$P" 47999 0 || abort "cannot plant uid 0"
 expect_eq "cache with uid 0: getent passwd nsszero not found" "$(rc_of getent passwd nsszero)" 2
 expect_eq "cache with uid 0: getent passwd 0 is the local root" \
     "$(inns getent passwd 0 | cut -d: -f1)" root
-expect_eq "cache with uid 0: nothing else from it either" "$(rc_of getent passwd nssbob)" 2
+expect_eq "cache with uid 0: the other users still resolve" "$(rc_of getent passwd nssbob)" 0
+expect_eq "cache with uid 0: getent passwd 47999 not found" "$(rc_of getent passwd 47999)" 2
+expect_not_contains "cache with uid 0: not enumerated" "$(inns getent passwd)" "nsszero"
 sed -i '/^nsszero:/d' "$W/src/passwd"
 "$MK" "$W/up/allot" "$W/src/passwd" "$W/src/group" || abort "cannot make cache"
 used "clean cache again: used"
