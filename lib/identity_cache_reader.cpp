@@ -433,7 +433,7 @@ bool same_ident(const CacheHandle& h, const struct stat& st)
 
 void set_ident(CacheHandle& h, const struct stat& st, bool failed)
 {
-    h.have_ident = true;
+    __atomic_store_n(&h.have_ident, true, __ATOMIC_RELAXED);
     h.ident_failed = failed;
     h.dev = st.st_dev;
     h.ino = st.st_ino;
@@ -781,15 +781,15 @@ void drop_current(CacheHandle& h, Fault fault, const char* why)
 {
     if (h.current) snapshot_unref(h.current);
     h.current = nullptr;
-    h.have_ident = false;
+    __atomic_store_n(&h.have_ident, false, __ATOMIC_RELAXED);
     h.last_error = why;
     h.last_fault = fault;
 }
 
-// Maps the file behind `st` unless it is the one already known.
-Snapshot* refresh(CacheHandle& h, const struct stat& st)
+// Maps the file behind `st` (when `stated`) unless it is the one already known.
+Snapshot* refresh(CacheHandle& h, const struct stat& st, bool stated)
 {
-    if (same_ident(h, st)) return h.ident_failed ? nullptr : h.current;
+    if (stated && same_ident(h, st)) return h.ident_failed ? nullptr : h.current;
     struct stat mapped = st;  // overwritten by open_file's fstat
     const char* err = nullptr;
     Fault fault = Fault::None;
@@ -804,7 +804,7 @@ Snapshot* refresh(CacheHandle& h, const struct stat& st)
     if (fresh || fault == Fault::Invalid)
         set_ident(h, mapped, !fresh);
     else
-        h.have_ident = false;
+        __atomic_store_n(&h.have_ident, false, __ATOMIC_RELAXED);
     h.last_error = err;
     h.last_fault = fault;
     return fresh;
@@ -827,14 +827,20 @@ Snapshot* cache_acquire(CacheHandle* h, const char** why, Fault* fault) noexcept
         set_fault(fault, Fault::Missing);
         return nullptr;
     }
+    // Before a file is known there is nothing to compare a stat() with: the
+    // walk and the open (whose fstat gives the identity) come first, one
+    // system call less on the first lookup of each process. The flag is only
+    // a hint read without the lock; a stale "unknown" costs a redundant open.
     struct stat st;
-    const bool exists = stat(h->path, &st) == 0;
+    std::memset(&st, 0, sizeof st);
+    const bool known = __atomic_load_n(&h->have_ident, __ATOMIC_RELAXED);
+    const bool exists = !known || stat(h->path, &st) == 0;
     char where[PATH_MAX] = "";
     pthread_mutex_lock(&h->mu);
     Snapshot* result = nullptr;
     if (!exists) {
         drop_current(*h, Fault::Missing, "missing");
-    } else if (same_ident(*h, st)) {
+    } else if (known && same_ident(*h, st)) {
         // The file that was checked and mapped: anything done through a
         // writable directory (replacing the file, or a directory above it)
         // would have changed its identity, so its directories need no new walk.
@@ -846,7 +852,7 @@ Snapshot* cache_acquire(CacheHandle* h, const char** why, Fault* fault) noexcept
         if (dir_fault != Fault::None)
             drop_current(*h, dir_fault, dir_why);
         else
-            result = refresh(*h, st);
+            result = refresh(*h, st, known);
     }
     if (result) {
         snapshot_ref(result);
@@ -872,7 +878,7 @@ void cache_reset(CacheHandle* h) noexcept
     pthread_mutex_lock(&h->mu);
     if (h->current) snapshot_unref(h->current);
     h->current = nullptr;
-    h->have_ident = false;
+    __atomic_store_n(&h->have_ident, false, __ATOMIC_RELAXED);
     h->ident_failed = false;
     h->last_error = nullptr;
     h->last_fault = Fault::None;
@@ -1022,32 +1028,42 @@ void remember(LocalFile& f, LocalTable* fresh, const struct stat& st)
     f.ctime_ns = ns_of(st.st_ctim);
 }
 
-// The table for the file as it is now; null means "cannot tell". An unchanged
-// file costs one stat().
-LocalTable* current_table(LocalFile& f)
+// A missing file holds nothing: an empty table (remembered as such).
+LocalTable* empty_table(LocalFile& f)
 {
-    struct stat st;
-    if (stat(f.path, &st) != 0) {
-        if (errno != ENOENT) return nullptr;
-        // A missing file holds nothing: an empty table.
-        std::memset(&st, 0, sizeof st);
-        if (same_file(f, st)) return f.table;
-        auto* empty = static_cast<LocalTable*>(std::calloc(1, sizeof(LocalTable)));
-        if (empty) empty->refs = 1;
-        remember(f, empty, st);
-        return f.table;
-    }
-    if (same_file(f, st)) return f.table;
-    // Read what is opened, and remember that file's identity (it may have
-    // been replaced since the stat).
+    struct stat none;
+    std::memset(&none, 0, sizeof none);
+    if (same_file(f, none)) return f.table;
+    auto* empty = static_cast<LocalTable*>(std::calloc(1, sizeof(LocalTable)));
+    if (empty) empty->refs = 1;
+    remember(f, empty, none);
+    return f.table;
+}
+
+// Reads what is opened, and remembers that file's identity (it may have been
+// replaced since a stat).
+LocalTable* read_table(LocalFile& f)
+{
     const int fd = open(f.path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-    if (fd < 0) return nullptr;
+    if (fd < 0) return errno == ENOENT ? empty_table(f) : nullptr;
     struct stat opened;
     LocalTable* fresh = fstat(fd, &opened) == 0 ? load_table(fd, opened) : nullptr;
     close(fd);
     if (!fresh) return nullptr;
     remember(f, fresh, opened);
     return f.table;
+}
+
+// The table for the file as it is now; null means "cannot tell". An unchanged
+// file costs one stat(); before the first read there is nothing to compare a
+// stat() with, so the file is read straight away.
+LocalTable* current_table(LocalFile& f)
+{
+    if (!f.have_ident) return read_table(f);
+    struct stat st;
+    if (stat(f.path, &st) != 0) return errno == ENOENT ? empty_table(f) : nullptr;
+    if (same_file(f, st)) return f.table;
+    return read_table(f);
 }
 
 bool table_has_name(const LocalTable& t, const char* name, size_t len)
