@@ -19,7 +19,7 @@ stop_pid() { # stop_pid <name> <pid> [seconds]
 }
 pid_in() { [ -s "$1" ] && cat "$1"; }
 
-if alive "$(pid_in "$LAB/run/slurmctld.launch.pid")"; then
+if alive "$(pid_in "$LAB/run/slurmctld.pid")" || alive "$(pid_in "$LAB/run/slurmctld.launch.pid")"; then
     timeout 10 scancel --full -u root >/dev/null 2>&1
     # shellcheck disable=SC2046
     timeout 10 scancel --full $(timeout 10 squeue -h -o %i 2>/dev/null) >/dev/null 2>&1
@@ -41,6 +41,9 @@ for p in /proc/[0-9]*; do
     tr '\0' '\n' 2>/dev/null <"/proc/$p/environ" | grep -qx "SLURM_CONF=$LAB/etc/slurm.conf" &&
         stop_pid "job process" "$p" 2
 done
+# slurmctld is a daemon whose PID changes at each reconfigure from 23.11 (gotcha G22): the
+# one its pid file names now, and the one last recorded if that differs.
+stop_pid slurmctld "$(pid_in "$LAB/run/slurmctld.pid")" 20
 stop_pid slurmctld "$(pid_in "$LAB/run/slurmctld.launch.pid")" 20
 stop_pid slurmdbd "$(pid_in "$LAB/run/slurmdbd.launch.pid")" 20
 stop_pid mariadbd "$(pid_in "$LAB/run/mariadbd.pid")" 30

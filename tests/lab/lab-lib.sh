@@ -6,7 +6,7 @@
 # as <user> <cmd...> (run with the lab's SLURM_CONF), conf_set KEY VALUE, ctld_restart /
 # slurmd_restart (by PID), job_field <jobid> <Field> (from scontrol show job),
 # wait_job_state <jobid> <STATE> [seconds], wait_job_field <jobid> <Field> <value> [seconds],
-# ctld_reconfigure (scontrol reconfigure, returning once slurmctld has reloaded).
+# ctld_reconfigure (scontrol reconfigure, returning once slurmctld has reloaded), ctld_pid.
 # shellcheck disable=SC1091
 . "$(cd "$(dirname "${BASH_SOURCE[0]}")/../lib" && pwd)/harness.sh"
 LAB=${LAB:-/tmp/allot-lab}
@@ -50,17 +50,20 @@ lab_jobs_in_every_tier() {
 }
 
 # ctld_restart / slurmd_restart: stop the daemon by its recorded PID and start it again.
+# slurmctld runs as a daemon (lab-up.sh, gotcha G22): its PID is the one its SlurmctldPidFile
+# names, copied to slurmctld.launch.pid, which lab-down and the tests read.
+ctld_pid() { cat "$LAB/run/slurmctld.launch.pid"; }
 ctld_restart() {
     local pid
-    pid=$(cat "$LAB/run/slurmctld.launch.pid")
+    pid=$(ctld_pid)
     kill -TERM "$pid"
     wait_for 60 "slurmctld $pid to stop" _pid_gone "$pid" || return 1
-    setsid slurmctld -D </dev/null >>"$LAB/log/slurmctld.stdout" 2>&1 &
-    pid=$!
-    echo "$pid" >"$LAB/run/slurmctld.launch.pid"
+    rm -f "$LAB/run/slurmctld.pid"
+    (cd "$LAB" && setsid slurmctld </dev/null >>"$LAB/log/slurmctld.stdout" 2>&1)
     if ! wait_for 120 "slurmctld to answer" scontrol ping; then
         echo "slurmctld did not come back:"; tail -5 "$LAB/log/slurmctld.log"; return 1
     fi
+    cp "$LAB/run/slurmctld.pid" "$LAB/run/slurmctld.launch.pid"
     lab_wait_idle
 }
 
@@ -96,21 +99,49 @@ wait_job_field() {
 }
 wait_job_state() { wait_job_field "$1" JobState "$2" "${3:-120}"; } # <jobid> <STATE-regex> [seconds]
 
-# ctld_reconfigure: `scontrol reconfigure`, returning once slurmctld says (in its log) that
-# it has re-read its configuration, so a test never guesses how long that takes.
+# ctld_reconfigure: `scontrol reconfigure`, returning once slurmctld runs on the new
+# configuration, so a test never guesses how long that takes; fails when slurmctld refuses it.
+# Up to 23.02 the running slurmctld re-reads its files and logs that it has; from 23.11 it
+# starts a new slurmctld and hands over only once that one is up (scontrol returns then, with
+# an error when the new process could not start and the old one goes on: gotcha G22).
 _reconf_count() { grep -c '_slurm_rpc_reconfigure_controller: completed' "$LAB/log/slurmctld.log" 2>/dev/null || true; }
 _reconf_after() { [ "$(_reconf_count)" -gt "$1" ]; }
+# A new slurmctld in charge: the pid file names a live process other than the old one, and
+# it answers.
+_ctld_replaced() {
+    local pid
+    pid=$(cat "$LAB/run/slurmctld.pid" 2>/dev/null)
+    [ -n "$pid" ] && [ "$pid" != "$1" ] && _pid_alive "$pid" && scontrol ping >/dev/null
+}
+# Whether `scontrol reconfigure` starts a new slurmctld process (23.11 and later).
+ctld_reconfigure_execs() {
+    case $(slurmctld -V | awk '{print $2}') in
+    2[0-2].* | 23.0[0-5].*) return 1 ;;
+    *) return 0 ;;
+    esac
+}
 # slurm_conf.last_update, which job_submit/allot compares to decide to reload, counts whole
-# seconds: two reconfigures in one second look like one, so a new one starts in a later second.
-_LAB_RECONF_AT=0
-_later_second() { [ "$(date +%s)" -gt "$_LAB_RECONF_AT" ]; }
+# seconds: two reconfigures in one second look like one, so a new one starts in a later
+# second. The second is kept in a file: tests call this in a subshell (check ...).
+_later_second() { [ "$(date +%s)" -gt "$(cat "$LAB/run/reconfigured-at" 2>/dev/null || echo 0)" ]; }
 ctld_reconfigure() {
-    local before
+    local before old
     wait_for 5 "the next second" _later_second
     before=$(_reconf_count)
-    _LAB_RECONF_AT=$(date +%s)
-    scontrol reconfigure || return 1
-    wait_for 120 "slurmctld to finish reconfiguring" _reconf_after "$before"
+    old=$(ctld_pid)
+    date +%s >"$LAB/run/reconfigured-at"
+    if ! ctld_reconfigure_execs; then
+        scontrol reconfigure || return 1
+        wait_for 120 "slurmctld to finish reconfiguring" _reconf_after "$before"
+        return
+    fi
+    if ! scontrol reconfigure; then
+        echo "slurmctld refused the new configuration; slurmctld $old goes on:"
+        grep -E 'fatal|allot: ' "$LAB/log/slurmctld.log" | tail -5
+        return 1
+    fi
+    wait_for 120 "a new slurmctld to take over from $old" _ctld_replaced "$old" || return 1
+    cp "$LAB/run/slurmctld.pid" "$LAB/run/slurmctld.launch.pid"
 }
 
 # lab_test_start <name>: the common start of a lab test. Skips unless asked for the lab,

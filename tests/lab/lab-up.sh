@@ -246,9 +246,13 @@ waitfor 60 slurmdbd sacctmgr -n list cluster
 sacctmgr -i add cluster lab >/dev/null
 say "slurmdbd up on port $DBD_PORT"
 
-setsid slurmctld -D -i </dev/null >"$LAB/log/slurmctld.stdout" 2>&1 &
-echo $! >"$LAB/run/slurmctld.launch.pid"
+# slurmctld runs as a daemon, as under systemd: from 23.11 `scontrol reconfigure` hands over
+# to a new process only once that one has started, and a daemon keeps running when it cannot
+# (gotcha G22). Its PID is then SlurmctldPidFile's, copied to slurmctld.launch.pid, which
+# lab-down, the lab tests and lab-lib's ctld_* helpers read (ctld_reconfigure refreshes it).
+setsid slurmctld -i </dev/null >"$LAB/log/slurmctld.stdout" 2>&1
 waitfor 60 slurmctld scontrol ping
+cp "$LAB/run/slurmctld.pid" "$LAB/run/slurmctld.launch.pid"
 say "slurmctld up on port $CTLD_PORT"
 
 for k in $(seq 1 "$NODES"); do

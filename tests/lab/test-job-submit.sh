@@ -8,6 +8,9 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 # shellcheck disable=SC1091
 . "$HERE/lab-lib.sh"
 lab_test_start js
+# shellcheck disable=SC1091
+. "$HERE/../../plugins/job_submit/tests/ctld-watch.sh"
+ctld_watch_begin  # its checks at the end; the alive probe is this file's own, below
 
 submit() { # submit <user> <sbatch args...>: prints "OK <jobid>" or the error text
     local user=$1 out; shift
@@ -127,10 +130,21 @@ check "slurmctld reconfigures" ctld_reconfigure
 r=$(submit alice --hold --gpus=1 --wrap true); j=$(jobid "$r")
 expect_eq "the new per-GPU default applies after reconfigure" "$(per_gpu "$(job_field "$j" MemPerTres)")" 4096
 sed -i 's/^cluster:$/cluster:\n  bogus_key: 1/' "$LAB/etc/allot.yaml"
-check "slurmctld reconfigures with the broken file" ctld_reconfigure
+pid=$(ctld_pid)
+if ctld_reconfigure_execs; then
+    # 23.11+: the new slurmctld cannot load job_submit/allot and exits; the running one,
+    # with the policy it had, goes on and scontrol reports the failure (gotcha G22).
+    check_fails "slurmctld refuses to reconfigure with the broken file" ctld_reconfigure
+    check "the new slurmctld could not start job_submit/allot" \
+        grep -q "allot: no valid configuration; refusing to start" "$LAB/log/slurmctld.log"
+else
+    check "slurmctld reconfigures with the broken file" ctld_reconfigure
+fi
+check "slurmctld is still the process it was ($pid)" _pid_alive "$pid"
 r=$(submit bob --gpus=1 --wrap true)
 expect_refused "with a broken file the previous policy stays in force" "$r" "not yet in a team"
 check "the config error is logged with its key path" grep -q "allot: .*cluster.bogus_key: unknown key" "$LAB/log/slurmctld.log"
 check "slurmctld still answers" scontrol ping
+ctld_watch_end 'allot: (.*cluster\.bogus_key: unknown key|keeping the previous configuration|no valid configuration; refusing to start)'
 
 finish
