@@ -80,6 +80,16 @@ void log_clamped_defaults(const Config& config, const NodeShape& shape)
             static_cast<unsigned>(shape.cpus_per_gpu));
 }
 
+// Where this slurmctld resolves a relative Include name (see IncludeBase).
+allot::job_submit::IncludeBase include_base()
+{
+#if SLURM_VERSION_NUMBER >= SLURM_VERSION_NUM(23, 2, 0)
+    return allot::job_submit::IncludeBase::SlurmConfDir;
+#else
+    return allot::job_submit::IncludeBase::IncludingFile;
+#endif
+}
+
 // Loads the config and the node shape; on a config error keeps the previous state (if any).
 bool reload_config(PluginState& state)
 {
@@ -93,8 +103,8 @@ bool reload_config(PluginState& state)
     auto loaded = std::make_shared<Loaded>();
     loaded->config = std::move(*load.config);
     if (slurm_conf.slurm_conf)
-        loaded->shape = allot::job_submit::read_node_shape(slurm_conf.slurm_conf,
-                                                           loaded->config.cluster.partition);
+        loaded->shape = allot::job_submit::read_node_shape(
+            slurm_conf.slurm_conf, loaded->config.cluster.partition, include_base());
     log_clamped_defaults(loaded->config, loaded->shape);
     std::atomic_store(&state.loaded, std::shared_ptr<const Loaded>(std::move(loaded)));
     slurm_info("allot: loaded %s (%zu teams)", config_path(), state.loaded->config.teams.size());

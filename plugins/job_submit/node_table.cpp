@@ -1,4 +1,5 @@
-// node_table.cpp - NodeName/PartitionName lines of slurm.conf to a NodeShape (see node_table.hpp).
+// node_table.cpp - NodeName/PartitionName lines of slurm.conf (and its Includes) to a NodeShape
+// (see node_table.hpp).
 #include "node_table.hpp"
 
 #include <algorithm>
@@ -6,6 +7,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <map>
+#include <regex>
 #include <set>
 #include <sstream>
 
@@ -71,7 +73,129 @@ struct Node {
     uint64_t cpus = 1, mem_mb = 1, gpus = 0;
 };
 
+bool iequals(std::string_view a, std::string_view b)
+{
+    return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
+               return std::tolower(static_cast<unsigned char>(x)) ==
+                      std::tolower(static_cast<unsigned char>(y));
+           });
+}
+
+std::string lowered(std::string text)
+{
+    for (char& c : text) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return text;
+}
+
+std::string directory_of(const std::string& path)
+{
+    const size_t slash = path.rfind('/');
+    return slash == std::string::npos ? std::string() : path.substr(0, slash + 1);
+}
+
+// Slurm's line reading: '#' starts a comment unless escaped ("\#"), a trailing backslash
+// continues the line, and "key = value" is "key=value".
+std::vector<std::string> logical_lines(const std::string& text)
+{
+    static const std::regex spaced_equals("[ \t]*=[ \t]*");
+    std::vector<std::string> out;
+    std::istringstream in(text);
+    std::string raw, pending;
+    while (std::getline(in, raw)) {
+        std::string line;
+        for (size_t i = 0; i < raw.size(); ++i) {
+            if (raw[i] == '\\' && i + 1 < raw.size() && raw[i + 1] == '#') {
+                line += '#';
+                ++i;
+            } else if (raw[i] == '#') {
+                break;
+            } else {
+                line += raw[i];
+            }
+        }
+        while (!line.empty() && std::isspace(static_cast<unsigned char>(line.back())))
+            line.pop_back();
+        if (!line.empty() && line.back() == '\\') {
+            line.pop_back();
+            pending += line;
+            continue;
+        }
+        out.push_back(std::regex_replace(pending + line, spaced_equals, "="));
+        pending.clear();
+    }
+    if (!pending.empty()) out.push_back(std::regex_replace(pending, spaced_equals, "="));
+    return out;
+}
+
+// "Include NAME ..." -> NAME; empty when the line is no Include directive.
+std::string include_name(const std::string& line)
+{
+    constexpr std::string_view keyword = "include";
+    if (line.size() <= keyword.size() || !iequals(line.substr(0, keyword.size()), keyword) ||
+        !std::isspace(static_cast<unsigned char>(line[keyword.size()])))
+        return {};
+    std::istringstream words(line.substr(keyword.size()));
+    std::string name;
+    words >> name;
+    return name;
+}
+
+// NAME of an Include line to the path slurmctld opens; empty when slurmctld skips it.
+std::string include_path(std::string name, const std::string& cluster, const std::string& dir)
+{
+    if (name.find('*') != std::string::npos) return {};
+    for (size_t at = name.find("%c"); at != std::string::npos; at = name.find("%c")) {
+        if (cluster.empty()) return {};  // slurmctld: "Did not get ClusterName for include path"
+        name.replace(at, 2, cluster);
+    }
+    return name[0] == '/' ? name : dir + name;
+}
+
+struct IncludeWalk {
+    IncludeBase base;
+    const FileReader& read;
+    std::string conf_dir;  // slurm.conf's directory, with its trailing '/'
+    std::string cluster;   // the ClusterName set so far, lower-cased
+    std::string out;
+};
+
+void append_conf_file(IncludeWalk& walk, const std::string& path, int depth)
+{
+    const auto text = walk.read(path);
+    if (!text || depth > 16) return;
+    const std::string dir =
+        walk.base == IncludeBase::SlurmConfDir ? walk.conf_dir : directory_of(path);
+    for (const auto& line : logical_lines(*text)) {
+        if (const std::string name = include_name(line); !name.empty()) {
+            if (const std::string file = include_path(name, walk.cluster, dir); !file.empty())
+                append_conf_file(walk, file, depth + 1);
+            continue;
+        }
+        for (const auto& [key, value] : split_line(line).keys)
+            if (key == "clustername") walk.cluster = lowered(value);
+        walk.out += line;
+        walk.out += '\n';
+    }
+}
+
+std::optional<std::string> read_whole_file(const std::string& path)
+{
+    std::ifstream file(path);
+    if (!file) return std::nullopt;
+    std::stringstream text;
+    text << file.rdbuf();
+    return text.str();
+}
+
 }  // namespace
+
+std::string conf_text_with_includes(const std::string& conf_path, IncludeBase base,
+                                    const FileReader& read)
+{
+    IncludeWalk walk{base, read, directory_of(conf_path), {}, {}};
+    append_conf_file(walk, conf_path, 0);
+    return walk.out;
+}
 
 std::vector<std::string> expand_hostlist(const std::string& expression)
 {
@@ -126,7 +250,7 @@ NodeShape node_shape_from_conf(std::string_view conf, const std::string& partiti
         line = line.substr(0, line.find('#'));
         const NodeLine parsed = split_line(line);
         if (auto it = parsed.keys.find("nodename"); it != parsed.keys.end()) {
-            if (it->second == "DEFAULT") {
+            if (iequals(it->second, "DEFAULT")) {
                 for (const auto& kv : parsed.keys) defaults.keys[kv.first] = kv.second;
                 continue;
             }
@@ -160,13 +284,10 @@ NodeShape node_shape_from_conf(std::string_view conf, const std::string& partiti
     return shape;
 }
 
-NodeShape read_node_shape(const std::string& path, const std::string& partition)
+NodeShape read_node_shape(const std::string& path, const std::string& partition, IncludeBase base)
 {
-    std::ifstream file(path);
-    if (!file) return {};
-    std::stringstream text;
-    text << file.rdbuf();
-    return node_shape_from_conf(text.str(), partition, expand_hostlist);
+    return node_shape_from_conf(conf_text_with_includes(path, base, read_whole_file), partition,
+                                expand_hostlist);
 }
 
 }  // namespace allot::job_submit

@@ -5,8 +5,9 @@
 #   tres_gpus JOBID      gres/gpu of the job's TRES in `scontrol show job` (0 when none)
 #   num_nodes JOBID      its NumNodes, "1-1" read as 1
 #   update_says_why      true when a refused `scontrol update` prints allot's message (23.02+)
-#   policy_lab_begin     records slurmctld's PID, sets the alive probe
-#   policy_lab_end       checks slurmctld is the same process and logged no allot error
+#   policy_lab_begin     ctld_watch_begin (ctld-watch.sh): slurmctld's PID and log position
+#   policy_lab_end       ctld_watch_end: slurmctld is the same process (a reconfigure's
+#                        hand-over aside) and logged no allot error since the begin
 
 submit() {
     local user=$1 out
@@ -42,22 +43,12 @@ tres_gpus() {
     echo "${tres:-0}"
 }
 
+# shellcheck disable=SC1091
+. "$(dirname "${BASH_SOURCE[0]}")/ctld-watch.sh"
+
 policy_lab_begin() {
-    POLICY_CTLD_PID=$(cat "$LAB/run/slurmctld.launch.pid")
-    POLICY_LOG_START=$(wc -l <"$LAB/log/slurmctld.log")
     mkdir -p "$LAB/tmp"
-    alive_probe scontrol ping
+    ctld_watch_begin
 }
 
-policy_lab_end() {
-    echo "# slurmctld after the test"
-    check "slurmctld is still the process it was at the start ($POLICY_CTLD_PID)" \
-        _pid_alive "$POLICY_CTLD_PID"
-    expect_eq "and it still answers" "$(scontrol ping 2>&1 | grep -c 'is UP')" 1
-    # Rejections are logged at info level ("allot: rejected ..."); anything at error level
-    # from allot (internal errors, config errors) is a failure here.
-    local errors
-    errors=$(tail -n +"$((POLICY_LOG_START + 1))" "$LAB/log/slurmctld.log" |
-        grep -E 'error: (allot|.*job_submit/allot)|allot: internal error' || true)
-    expect_eq "slurmctld's log has no error line from allot" "$errors" ""
-}
+policy_lab_end() { ctld_watch_end "$@"; }

@@ -2,8 +2,10 @@
 # lab-policy.sh - in a real slurmctld, the policy holds for every way Slurm lets a
 # user ask for or change resources (sbatch, srun, salloc, #SBATCH lines, SBATCH_* variables,
 # arrays, heterogeneous jobs, `scontrol update` by the user). Each case shows the resulting
-# `scontrol show job` fields or the exact message. At the end slurmctld must be the process
-# it was at the start, and its log must hold no allot error line.
+# `scontrol show job` fields or the exact message. Last, the node lines move into an
+# included file for one reconfigure. At the end slurmctld must be the process it was at the
+# start (a reconfigure's hand-over aside: lab-policy-lib.sh), and its log must hold no allot
+# error line.
 set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
 # shellcheck disable=SC1091
@@ -146,6 +148,21 @@ r=$(as alice scontrol update jobid="$j" qos=team-b 2>&1)
 expect_refused "moving into another team's QOS is refused" "$r" "Invalid qos specification"
 scontrol update jobid="$j" qos=general timelimit=5-00:00:00
 expect_eq "an operator (root) stays exempt" "$(job_field "$j" TimeLimit)" 5-00:00:00
+
+echo "# the node table through an Include, as slurmctld reads it at reconfigure"
+conf=$LAB/etc/slurm.conf
+grep '^NodeName=' "$conf" >"$LAB/etc/nodes.conf"
+chmod --reference="$conf" "$LAB/etc/nodes.conf"
+awk '/^NodeName=/ { if (!moved) print "Include nodes.conf"; moved = 1; next } { print }' "$conf" >"$conf.new"
+cat "$conf.new" >"$conf" && rm -f "$conf.new"
+check "slurmctld reconfigures with its nodes in an included file" ctld_reconfigure
+expect_eq "slurmctld still has both GPU nodes" "$(sinfo -h -N -p main -o %N | sort -u | wc -l)" 2
+r=$(submit alice --hold --gpus=8 --wrap true); j=$(jobid "$r")
+expect_eq "mem-per-gpu is still the included nodes' share (64000 MB / 8 GPUs)" \
+    "$(per_gpu "$(job_field "$j" MemPerTres)")" 8000
+expect_eq "the reload read the included nodes (the lowered default is logged at every load)" \
+    "$(grep -c "allot: cluster.mem_per_gpu (8192 MB) is more than a node of partition 'main' has per GPU; GPU jobs get 8000 MB per GPU" "$LAB/log/slurmctld.log")" \
+    "$(grep -c "allot: loaded" "$LAB/log/slurmctld.log")"
 
 policy_lab_end
 finish
