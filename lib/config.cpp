@@ -518,6 +518,25 @@ void read_oidc(Walker& w, const YamlNode& root, Config& config)
     w.number(*s, "oidc", "max_groups", c.max_groups, 1, 1000);
 }
 
+void read_doctor(Walker& w, const YamlNode& root, Config& config)
+{
+    const YamlNode* s =
+        w.section(root, "", "doctor", {"software_roots", "software_user", "software_limit"});
+    if (!s) return;
+    auto& d = config.doctor;
+    const std::string p = "doctor";
+    w.text_list(*s, p, "software_roots", d.software_roots);
+    for (size_t i = 0; i < d.software_roots.size(); ++i)
+        if (!is_absolute_path(d.software_roots[i]))
+            w.error(p + ".software_roots[" + std::to_string(i) + "]",
+                    s->find("software_roots")->line, "must be an absolute path");
+    w.text(*s, p, "software_user", d.software_user, false, is_group_name, "a user name");
+    if (d.software_user == "root")
+        w.error(p + ".software_user", s->find("software_user")->line,
+                "must be an ordinary user: root's view hides what others cannot read");
+    w.number(*s, p, "software_limit", d.software_limit, 1, 1000000000);
+}
+
 }  // namespace
 
 ConfigLoad parse_config(std::string_view yaml_text, const std::string& source_name)
@@ -534,9 +553,9 @@ ConfigLoad parse_config(std::string_view yaml_text, const std::string& source_na
     config.source = source_name;
     if (root.is_null()) {
         // An empty file is a valid, all-defaults configuration.
-    } else if (w.expect_map(
-                   root, "",
-                   {"cluster", "tiers", "teams", "identity", "node", "scim_server", "oidc"})) {
+    } else if (w.expect_map(root, "",
+                            {"cluster", "tiers", "teams", "identity", "node", "scim_server", "oidc",
+                             "doctor"})) {
         read_cluster(w, root, config);
         read_tiers(w, root, config);
         read_teams(w, root, config);
@@ -544,6 +563,7 @@ ConfigLoad parse_config(std::string_view yaml_text, const std::string& source_na
         read_node(w, root, config);
         read_scim_server(w, root, config);
         read_oidc(w, root, config);
+        read_doctor(w, root, config);
     }
     if (!w.errors.empty()) {
         result.errors.lines = std::move(w.errors);

@@ -155,6 +155,14 @@ struct OidcConfig {
     uint32_t max_groups = 64;
 };
 
+// allot-doctor's software walk (allot-doctor(8)): the shared software roots it
+// walks as an ordinary user; its command line overrides each key.
+struct DoctorConfig {
+    std::vector<std::string> software_roots;  // absolute paths; none: no walk
+    std::string software_user = "nobody";     // the ordinary user the walk runs as
+    uint64_t software_limit = 200000;         // entries walked per root before it stops
+};
+
 struct Config {
     std::string source;  // file the config was read from, for messages
     ClusterConfig cluster;
@@ -164,6 +172,7 @@ struct Config {
     NodeConfig node;
     ScimServerConfig scim_server;
     OidcConfig oidc;
+    DoctorConfig doctor;
 
     const TeamConfig* team_by_account(std::string_view account) const;
     const TeamConfig* team_by_qos(std::string_view qos) const;

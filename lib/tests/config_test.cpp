@@ -48,6 +48,8 @@ TEST(Config, ExampleFileDocumentsEveryKeyAndLoads)
     EXPECT_EQ(c.node.admin_group, "hpcadmin");
     EXPECT_EQ(c.identity.shells.size(), 5u);
     EXPECT_EQ(c.oidc.token_lifetime_seconds, 900u);
+    EXPECT_EQ(c.doctor.software_roots, (std::vector<std::string>{"/opt/software", "/apps"}));
+    EXPECT_EQ(c.doctor.software_limit, 5000u);
     EXPECT_EQ(c.team_by_account("team-b"), &c.teams[1]);
     EXPECT_EQ(c.team_by_qos("team-a"), &c.teams[0]);
 }
@@ -131,4 +133,25 @@ TEST(Config, NodeRoleHasNoDefault)
     EXPECT_EQ(parse_config("node:\n  role: compute\n", "t").config->node.role, NodeRole::Compute);
     EXPECT_FALSE(parse_config("node:\n  role: \"\"\n", "t").ok());
     EXPECT_EQ(parse_config("", "t").config->identity.cache_owner, "root");
+}
+
+// allot-doctor's software walk: no roots by default; given, each is an absolute
+// path, the user an ordinary one, the limit a positive count.
+TEST(Config, DoctorSoftwareWalk)
+{
+    auto none = parse_config("", "t");
+    EXPECT_TRUE(none.config->doctor.software_roots.empty());
+    EXPECT_EQ(none.config->doctor.software_user, "nobody");
+    EXPECT_EQ(none.config->doctor.software_limit, 200000u);
+    auto bad = parse_config(
+        "doctor:\n  software_roots:\n    - /opt/sw\n    - apps\n  software_user: root\n"
+        "  software_limit: 0\n  software_root: /x\n",
+        "t");
+    EXPECT_FALSE(bad.ok());
+    EXPECT_TRUE(has_line(bad, "doctor.software_roots[1]: must be an absolute path"));
+    EXPECT_TRUE(has_line(bad, "doctor.software_user: must be an ordinary user"));
+    EXPECT_TRUE(has_line(bad, "doctor.software_limit: must be a whole number ≥ 1"));
+    EXPECT_TRUE(has_line(bad, "doctor.software_root: unknown key"));
+    EXPECT_FALSE(parse_config("doctor:\n  software_roots: /opt/sw\n", "t").ok());
+    EXPECT_FALSE(parse_config("doctor:\n  software_user: \"a b\"\n", "t").ok());
 }
