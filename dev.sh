@@ -176,7 +176,7 @@ demo() {
     t1=$(date +%s.%N)
     build
     t2=$(date +%s.%N)
-    step "starting the demo: allot-scimd, Slurm, allot-syncd, sshd, allot-exporter"
+    step "starting the demo: allot-scimd, Slurm, allot-syncd, sshd, allot-exporter, allot-report"
     # shellcheck disable=SC1091
     . tests/demo/demo-lib.sh
     set +e # the demo's steps report their own failures
@@ -188,7 +188,9 @@ demo() {
     echo "nlp (cleo) 4, dan is in no team. Policy: etc/demo/allot.yaml; directory:"
     echo "etc/demo/directory.yaml (allot-scimd on https://127.0.0.1:$SCIM_PORT); compute-node"
     echo "sshd on 127.0.0.1:$SSH_PORT (ssh node); metrics on http://127.0.0.1:$EXPORTER_PORT/metrics;"
-    echo "job templates in \$TEMPLATES. The walkthrough (tests/demo/walkthrough.sh checks it):"
+    echo "job templates in \$TEMPLATES; allot-report's page, rewritten every minute (\$REPORT in"
+    echo "demo-shell): open file://$DEMO/report/index.html in a browser."
+    echo "The walkthrough (tests/demo/walkthrough.sh checks it):"
     walk_print
     printf '\nTime to the first policy-enforced job (%s, accepted into its project QOS):\n' "$FIRST_JOB"
     awk -v a="$t0" -v b="$t1" -v c="$t2" -v d="$T_START" -v u="$T_UP" -v e="$T_SYNC" -v f="$T_JOB" 'BEGIN {

@@ -6,7 +6,8 @@
 #                the lab's Slurm (tests/lab/lab-up.sh) with job_submit/allot and spank_allot,
 #                allot-syncd creating the accounting and the identity caches from allot-scimd,
 #                a compute-node sshd gated by pam_allot and fed by allot-keys, allot-exporter,
-#                one allot-doctor run; then the first GPU job. Sets T_START,
+#                one allot-doctor run; then the first GPU job, and allot-report's page
+#                rewritten every minute in $DEMO/report (demo_report). Sets T_START,
 #                T_UP, T_SYNC, T_JOB (epoch seconds) for the timing line.
 #   in_demo CMD  runs CMD (as root) in the demo's mount namespace
 #   as_user U CMD  runs CMD as directory user U there, in U's home, with the demo's environment
@@ -37,7 +38,8 @@ as_user() {
     shift
     in_demo runuser -u "$u" -- env -C "/home/$u" HOME="/home/$u" USER="$u" \
         PATH="$DEMO/bin:/usr/local/bin:/usr/bin:/bin" SLURM_CONF="$DEMO/lab/etc/slurm.conf" \
-        ALLOT_CONFIG="$DEMO/lab/etc/allot.yaml" TEMPLATES="$DEMO_SRC/etc/templates" "$@"
+        ALLOT_CONFIG="$DEMO/lab/etc/allot.yaml" TEMPLATES="$DEMO_SRC/etc/templates" \
+        REPORT="$DEMO/report" "$@"
 }
 # start_bg NAME CMD...: a daemon inside the namespace, its PID in $DEMO/run/NAME.pid.
 start_bg() {
@@ -226,10 +228,22 @@ demo_up() {
         demo_die "the first GPU job was not accepted" || return 1
     T_JOB=$(now)
     FIRST_JOB=$j
+    say "allot-report's page in $DEMO/report, rewritten every minute"
+    demo_report
     cat >"$DEMO/env.sh" <<ENV
 export DEMO=$DEMO SLURM_CONF=$DEMO/lab/etc/slurm.conf ALLOT_CONFIG=$DEMO/lab/etc/allot.yaml
 export SCIM_PORT=$SCIM_PORT SSH_PORT=$SSH_PORT EXPORTER_PORT=$EXPORTER_PORT
 ENV
+}
+
+# allot-report's page (index.html and a CSV per view) in $DEMO/report, rewritten every minute
+# as allot-report.timer does hourly on a site; 5-minute periods over the last hour, so the
+# demo's minutes of jobs show up by team and tier. The loop is its own process group.
+demo_report() {
+    # shellcheck disable=SC2016 # $0 and $@ are the loop's own arguments
+    start_bg report env SLURM_CONF="$DEMO/lab/etc/slurm.conf" sh -c 'while :; do "$0" "$@"; sleep 60; done' \
+        "$DEMO_BUILD/report/allot-report" --config "$DEMO/lab/etc/allot.yaml" \
+        --period 5m --periods 12 --html "$DEMO/report"
 }
 
 demo_doctor() { # allot-doctor's controller checks, one line per finding
@@ -244,11 +258,12 @@ demo_down() {
         pid=$(cat "$DEMO/run/$n.pid" 2>/dev/null) || continue
         kill -TERM "$pid" 2>/dev/null
     done
+    pid=$(cat "$DEMO/run/report.pid" 2>/dev/null) && kill -TERM -- "-$pid" 2>/dev/null # the loop and its sleep
     if [ -s "$DEMO/run/ns.pid" ] && [ -d "$DEMO/lab/run" ]; then
         in_demo env LAB="$DEMO/lab" "$DEMO_SRC/tests/lab/lab-down.sh" >"$DEMO/log/lab-down.log" 2>&1
     fi
     pid=$(cat "$DEMO/run/ns.pid" 2>/dev/null) && kill -TERM "$pid" 2>/dev/null
-    for n in sshd exporter syncd scimd ns; do
+    for n in sshd exporter syncd scimd report ns; do
         pid=$(cat "$DEMO/run/$n.pid" 2>/dev/null) || continue
         wait_for 20 "$n to stop" _gone "$pid" || kill -KILL "$pid" 2>/dev/null
     done

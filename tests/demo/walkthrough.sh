@@ -2,8 +2,9 @@
 # walkthrough.sh - `./dev.sh demo` as a test: one bring-up of the whole system
 # (tests/demo/demo-lib.sh: allot-scimd over TLS, allot-syncd, Slurm with job_submit/allot
 # and spank_allot, sshd with pam_allot and allot-keys, libnss_allot in a mount namespace),
-# then every step of etc/demo/walkthrough.txt with its expected output, then each job
-# template of etc/templates submitted and checked against what its comment says.
+# then every step of etc/demo/walkthrough.txt with its expected output (the last one:
+# allot-report's page), then each job template of etc/templates submitted and checked
+# against what its comment says.
 # Root and ALLOT_LAB=1 only.
 set -u
 S=${ALLOT_TOP_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
@@ -35,6 +36,15 @@ expect_contains "allot-exporter serves the policy" \
 check "allot-doctor finds nothing wrong on the controller" demo_doctor
 
 walk_run
+
+# Step 10's page itself: written, GPU-seconds used, the directory's teams on it.
+R=$DEMO/report
+check "allot-report's page is written ($R/index.html)" test -s "$R/index.html"
+expect_match "its periods.csv counts the demo's GPU-seconds" \
+    "$(awk -F, 'NR > 1 { s += $5 } END { print s + 0 }' "$R/periods.csv" 2>&1)" '^[1-9][0-9]*$'
+for t in vision nlp; do
+    expect_contains "the page shows team $t" "$(cat "$R/index.html")" "<td>$t</td>"
+done
 
 # ------------------------------------------------------------------ job templates
 note "job templates (etc/templates), submitted by ben (team vision, 8 GPUs)"
