@@ -16,6 +16,9 @@ DIR/dialect (re-read on every request) says how users are served:
 allot (as stored) | coreweave (POSIX attributes moved into CoreWeave's user
 extension, SSH keys as sunkSshKeys) | readonly (ACTIVATE-like: at most 2 items
 per page whatever `count` asks, `attributes` ignored, 501 to every write).
+DIR/schemas (re-read on every request; absent: /Schemas is 404 as before) makes
+/Schemas list the core User and Group schemas: ext (and the dialect's POSIX user
+extension) | noext (without it).
 Requires `Authorization: Bearer <DIR/token>`. Usage: scim_fixture.py DIR PORT
 """
 import json
@@ -76,6 +79,15 @@ def endless(mode, q):
     return json.dumps(body)
 
 
+def schemas(which, dialect):
+    """/Schemas of a source that does (ext) or does not (noext) serve the POSIX extension."""
+    ids = ["urn:ietf:params:scim:schemas:core:2.0:User", "urn:ietf:params:scim:schemas:core:2.0:Group"]
+    if which == "ext":
+        ids.append(CW_EXT if dialect == "coreweave" else EXT)
+    return json.dumps({"schemas": ["urn:ietf:params:scim:api:messages:2.0:ListResponse"],
+                       "totalResults": len(ids), "Resources": [{"id": i} for i in ids]})
+
+
 class Handler(BaseHTTPRequestHandler):
     def log_message(self, fmt, *args):
         with open(os.path.join(DIR, "requests.log"), "a") as f:
@@ -113,6 +125,8 @@ class Handler(BaseHTTPRequestHandler):
             items = [in_dialect(dialect, u) for u in json.loads(read("users.json", "[]"))]
         elif url.path.endswith("/Groups"):
             items = json.loads(read("groups.json", "[]"))
+        elif url.path.endswith("/Schemas") and read("schemas"):
+            return self.send(200, schemas(read("schemas"), dialect))
         else:
             return self.send(404, json.dumps({"status": "404", "detail": "no such endpoint"}))
         if mode == "empty":
