@@ -3,6 +3,7 @@
 // is well, 1 on warnings, 2 on failures (allot-doctor(8)); 64 on a bad command line.
 #include <cstdlib>
 #include <iostream>
+#include <optional>
 #include <string>
 
 #include <unistd.h>
@@ -32,10 +33,26 @@ struct Options {
     std::string config_path = kDefaultConfigPath;
     Role role = Role::FromConfig;
     bool json = false;
+    // Each given on the command line overrides its `doctor.` key of allot.yaml.
     std::vector<std::string> software_roots;
-    std::string software_user = "nobody";
+    std::optional<std::string> software_user;
+    std::optional<size_t> software_limit;
+};
+
+// What the walk uses: the command line where given, else allot.yaml's doctor section.
+struct Walk {
+    std::vector<std::string> roots;
+    std::string user;
     WalkLimits limits;
 };
+
+Walk walk_settings(const Options& o, const DoctorConfig& d)
+{
+    Walk w{o.software_roots.empty() ? d.software_roots : o.software_roots,
+           o.software_user.value_or(d.software_user), WalkLimits{}};
+    w.limits.max_entries = o.software_limit.value_or(static_cast<size_t>(d.software_limit));
+    return w;
+}
 
 constexpr int kExitUsage = 64;
 
@@ -72,8 +89,8 @@ bool parse_options(int argc, char** argv, Options& o)
             o.software_user = argv[++i];
         else if (a == "--software-limit" && i + 1 < argc) {
             char* end = nullptr;
-            o.limits.max_entries = std::strtoul(argv[++i], &end, 10);
-            if (*end || o.limits.max_entries == 0) return false;
+            o.software_limit = std::strtoul(argv[++i], &end, 10);
+            if (*end || *o.software_limit == 0) return false;
         } else
             return false;
     }
@@ -138,8 +155,8 @@ Findings walk_findings(const Config& config, const Options& o, const std::string
                        std::vector<std::string> dirs)
 {
     std::vector<std::string> protect = protected_paths(config, sshd_t, dirs);
-    Result<std::vector<WalkResult>> walked =
-        walk_as_user(o.software_roots, protect, o.software_user, o.limits);
+    Walk w = walk_settings(o, config.doctor);
+    Result<std::vector<WalkResult>> walked = walk_as_user(w.roots, protect, w.user, w.limits);
     if (!walked)
         return {problem(Severity::Warn, "node.tamper", "not checked: " + walked.error().message,
                         "files an ordinary user can replace, and software they cannot read, go "
@@ -149,9 +166,19 @@ Findings walk_findings(const Config& config, const Options& o, const std::string
     std::vector<WalkResult> results = std::move(walked).value();
     WalkResult files = results.back();
     results.pop_back();
-    Findings out{tamper_finding(files, o.software_user)};
-    add(out, software_findings(results, o.software_user));
+    Findings out{tamper_finding(files, w.user)};
+    add(out, software_findings(results, w.user));
     return out;
+}
+
+// The spot QOS's PreemptMode, which under preempt/qos decides how spot jobs are preempted.
+std::optional<std::string> spot_preempt_mode(const Result<AccountingInputs>& acct,
+                                             const Config& config)
+{
+    if (!acct) return std::nullopt;
+    for (const QosRow& q : acct.value().qos)
+        if (q.name == config.tiers.spot.qos) return q.preempt_mode;
+    return std::nullopt;
 }
 
 Findings controller_findings(const Config& config, const Options& o)
@@ -159,7 +186,9 @@ Findings controller_findings(const Config& config, const Options& o)
     Findings out;
     std::vector<std::string> dirs = plugin_dirs();
     Result<SlurmInputs> slurm = read_slurm();
+    Result<AccountingInputs> acct = read_accounting(config.identity.cache_dir + "/syncd.state");
     if (slurm) {
+        slurm.value().spot_preempt_mode = spot_preempt_mode(acct, config);
         add(out, check_slurm(slurm.value(), config));
         auto plugin_dir = slurm.value().conf.find("PluginDir");
         if (plugin_dir != slurm.value().conf.end())
@@ -169,7 +198,6 @@ Findings controller_findings(const Config& config, const Options& o)
         out.push_back(unreachable("slurm.reachable", slurm.error(),
                                   "start slurmctld (`systemctl start slurmctld`) and check "
                                   "SLURM_CONF"));
-    Result<AccountingInputs> acct = read_accounting(config.identity.cache_dir + "/syncd.state");
     if (acct)
         add(out, check_accounting(acct.value(), config));
     else

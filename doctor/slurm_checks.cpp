@@ -116,15 +116,53 @@ Finding check_preempt_type(const SlurmConf& conf)
                    conf_fix("PreemptType=preempt/qos"));
 }
 
-Finding check_preempt_mode(const SlurmConf& conf)
+namespace {
+
+bool loads_allot_job_submit(const SlurmConf& conf)
+{
+    for (const std::string& p : split_list(value_of(conf, "JobSubmitPlugins")))
+        if (p == "allot" || p == "job_submit/allot") return true;
+    return false;
+}
+
+// A QOS PreemptMode that replaces slurm.conf's for the QOS's jobs (sacctmgr(1): "OFF",
+// "" and "cluster" leave the cluster-wide mode in force).
+bool overrides_cluster_mode(const std::optional<std::string>& qos_mode)
+{
+    return qos_mode && !qos_mode->empty() && *qos_mode != "cluster" && *qos_mode != "off";
+}
+
+}  // namespace
+
+Finding check_preempt_mode(const SlurmConf& conf, const std::optional<std::string>& spot_mode,
+                           const Config& config)
 {
     const char* id = "slurm.preempt_mode";
+    const std::string& spot = config.tiers.spot.qos;
     std::string mode = value_of(conf, "PreemptMode");
-    if (list_has(mode, "requeue")) return ok(id, "PreemptMode includes REQUEUE");
-    return problem(Severity::Fail, id, "PreemptMode does not include REQUEUE (is \"" + mode + "\")",
-                   "preempted spot jobs are cancelled instead of requeued, so their work is "
-                   "lost rather than resumed.",
-                   conf_fix("PreemptMode=REQUEUE"));
+    bool by_qos = overrides_cluster_mode(spot_mode);
+    bool requeues = by_qos ? lower(*spot_mode) == "requeue" : list_has(mode, "requeue");
+    std::string where = by_qos ? "QOS \"" + spot + "\" has PreemptMode=" + *spot_mode +
+                                     ", which replaces slurm.conf's PreemptMode=" + mode
+                               : "PreemptMode=" + mode;
+    if (!requeues)
+        return problem(Severity::Fail, id, "spot jobs are not requeued on preemption: " + where,
+                       "preempted spot jobs are cancelled instead of requeued, so their work "
+                       "is lost rather than resumed.",
+                       by_qos ? "`sacctmgr -i modify qos " + spot + " set PreemptMode=requeue`"
+                              : conf_fix(list_has(mode, "gang") ? "PreemptMode=REQUEUE,GANG"
+                                                                : "PreemptMode=REQUEUE") +
+                                    " (or `sacctmgr -i modify qos " + spot +
+                                    " set PreemptMode=requeue`)");
+    bool marked = loads_allot_job_submit(conf);
+    if (!marked && value_of(conf, "JobRequeue") == "0")
+        return problem(Severity::Fail, id,
+                       where + " but JobRequeue=0 and job_submit/allot is not loaded",
+                       "REQUEUE cancels jobs that are not requeueable, so spot jobs submitted "
+                       "without --requeue are lost when preempted.",
+                       conf_fix("JobRequeue=1"));
+    return ok(id, where + "; spot jobs are requeueable (" +
+                      (marked ? "job_submit/allot marks them" : "JobRequeue=1") + ")");
 }
 
 Finding check_preempt_signal(const SlurmConf& conf, bool signal_in_preempt_parameters)
@@ -149,9 +187,7 @@ Finding check_job_submit(const SlurmConf& conf)
 {
     const char* id = "slurm.job_submit";
     std::string plugins = value_of(conf, "JobSubmitPlugins");
-    for (const std::string& p : split_list(plugins))
-        if (p == "allot" || p == "job_submit/allot")
-            return ok(id, "JobSubmitPlugins includes allot");
+    if (loads_allot_job_submit(conf)) return ok(id, "JobSubmitPlugins includes allot");
     std::string kept;
     for (const std::string& p : split_list(plugins)) kept += (kept.empty() ? "" : ",") + p;
     return problem(Severity::Fail, id,
@@ -269,7 +305,7 @@ Finding check_gpu_defaults_fit(const std::vector<NodeShape>& nodes, const Config
     uint32_t cpus = config.cluster.cpus_per_gpu;
     std::string short_mem, short_cpu;
     uint64_t need_mem = 0, fit_mem = UINT64_MAX;
-    uint32_t need_cpu = 0;
+    uint32_t need_cpu = 0, fit_cpu = UINT32_MAX;
     for (const NodeShape& n : nodes) {
         if (!n.gpus) continue;
         if (mem && n.gpus * mem > n.real_memory_mb) {
@@ -280,6 +316,7 @@ Finding check_gpu_defaults_fit(const std::vector<NodeShape>& nodes, const Config
         if (cpus && n.gpus * cpus > n.cpus) {
             short_cpu += (short_cpu.empty() ? "" : ",") + n.name;
             need_cpu = std::max<uint32_t>(need_cpu, n.gpus * cpus);
+            fit_cpu = std::min<uint32_t>(fit_cpu, n.cpus / n.gpus);
         }
     }
     if (!short_mem.empty())
@@ -301,7 +338,8 @@ Finding check_gpu_defaults_fit(const std::vector<NodeShape>& nodes, const Config
                            " CPUs, more than the node has",
                        "job_submit/allot then gives GPU jobs only the node's CPUs per GPU, "
                        "fewer than allot.yaml says.",
-                       "lower `cluster.cpus_per_gpu` in allot.yaml to fit the nodes' CPUs");
+                       "set `cluster.cpus_per_gpu: " + std::to_string(fit_cpu) +
+                           "` in allot.yaml (what the smallest of these nodes has per GPU)");
     return ok(id, "allot's per-GPU defaults fit every GPU node");
 }
 
@@ -310,7 +348,7 @@ Findings check_slurm(const SlurmInputs& in, const Config& config)
     return {check_accounting_tres(in.conf),
             check_accounting_enforce(in.conf),
             check_preempt_type(in.conf),
-            check_preempt_mode(in.conf),
+            check_preempt_mode(in.conf, in.spot_preempt_mode, config),
             check_preempt_signal(in.conf, in.signal_in_preempt_parameters),
             check_job_submit(in.conf),
             check_partition(in.partitions, config),

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -35,6 +36,9 @@ struct SlurmInputs {
     // Slurm 23.02 and later take the preemption user signal in PreemptParameters;
     // older releases only in SlurmctldParameters (the fix line names the right one).
     bool signal_in_preempt_parameters = true;
+    // The spot QOS's PreemptMode as slurmdbd has it (lower-case, "cluster" when the
+    // QOS defers to slurm.conf); unset when slurmdbd was not read or has no spot QOS.
+    std::optional<std::string> spot_preempt_mode;
 };
 
 // The items of a comma-separated list, trimmed, lower-cased.
@@ -44,7 +48,11 @@ bool list_has(std::string_view text, std::string_view item);
 Finding check_accounting_tres(const SlurmConf& conf);
 Finding check_accounting_enforce(const SlurmConf& conf);
 Finding check_preempt_type(const SlurmConf& conf);
-Finding check_preempt_mode(const SlurmConf& conf);
+// Spot jobs are requeued on preemption: the mode that applies to the spot QOS
+// (its own PreemptMode under preempt/qos, else slurm.conf's) is REQUEUE, and the jobs
+// are requeueable (job_submit/allot marks every spot job so; otherwise JobRequeue=1).
+Finding check_preempt_mode(const SlurmConf& conf, const std::optional<std::string>& spot_mode,
+                           const Config& config);
 Finding check_preempt_signal(const SlurmConf& conf, bool signal_in_preempt_parameters);
 Finding check_job_submit(const SlurmConf& conf);
 Finding check_partition(const std::vector<Partition>& partitions, const Config& config);

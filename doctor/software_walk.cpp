@@ -97,8 +97,8 @@ Finding one_root(const WalkResult& r, const std::string& user)
         return problem(Severity::Warn, id,
                        "walk stopped after " + std::to_string(r.entries) + " entries, all fine",
                        "the rest of the tree was not checked.",
-                       "run allot-doctor with a larger --software-limit, or name subtrees with "
-                       "--software-root");
+                       "raise `doctor.software_limit` in allot.yaml (or run allot-doctor with a "
+                       "larger --software-limit), or list subtrees in `doctor.software_roots`");
     return ok(id, std::to_string(r.entries) + " entries readable by " + user);
 }
 

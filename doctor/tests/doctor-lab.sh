@@ -32,7 +32,7 @@ finding() { doctor | jq -r --arg id "$1" ".findings[] | select(.id == \$id) | .$
 
 # apply_fix FIX: runs what a fix says, as an operator would: a command in backquotes is
 # run; a slurm.conf line in backquotes is set, then slurmctld restarted or reconfigured
-# as the fix says.
+# as the fix says; an allot.yaml `cluster.KEY: VALUE` is set in syncd.yaml.
 apply_fix() {
     local cmd
     # shellcheck disable=SC2016 # backquotes, not an expansion
@@ -40,6 +40,9 @@ apply_fix() {
     case $cmd in
     sacctmgr* | scontrol* | chmod* | chown*) eval "$cmd" >/dev/null ;;
     "allot-syncd --once") "$SRC/tests/lab/lab-accounts.sh" >/dev/null && scim_up ;;
+    cluster.*:*)
+        local key=${cmd#cluster.}
+        sed -i "s/^  ${key%%:*}:.*/  $key/" "$LAB/etc/syncd.yaml" ;;
     RealMemory=*)
         sed -i "/^NodeName=/s/RealMemory=[0-9]*/$cmd/" "$SLURM_CONF"
         ctld_restart && slurmd_restart ;;
@@ -89,17 +92,38 @@ broken_then_fixed slurm.accounting_enforce fail "AccountingStorageEnforce=associ
 conf_set PreemptType preempt/partition_prio && ctld_restart
 broken_then_fixed slurm.preempt_type fail "PreemptType=preempt/qos"
 
+# Under preempt/qos the spot QOS's own PreemptMode (requeue, as allot-syncd writes it)
+# replaces slurm.conf's for spot jobs: CANCEL cluster-wide is then fine.
 conf_set PreemptMode CANCEL && ctld_restart
+expect_eq "slurm.preempt_mode: spot's QOS requeues over CANCEL" "$(finding slurm.preempt_mode severity)" ok
+expect_contains "slurm.preempt_mode says why it passes" "$(finding slurm.preempt_mode what)" \
+    'QOS "spot" has PreemptMode=requeue, which replaces slurm.conf'"'"'s PreemptMode=CANCEL'
+sacctmgr -i modify qos spot set PreemptMode=cluster >/dev/null
 broken_then_fixed slurm.preempt_mode fail "PreemptMode=REQUEUE"
+broken_then_fixed accounting.spot_requeue fail "modify qos spot set PreemptMode=requeue"
+sacctmgr -i modify qos spot set PreemptMode=cancel >/dev/null
+broken_then_fixed slurm.preempt_mode fail "sacctmgr -i modify qos spot set PreemptMode=requeue"
 
 conf_set SlurmctldParameters "" && conf_set PreemptParameters "" && ctld_restart
 broken_then_fixed slurm.preempt_signal fail "send_user_signal"
 
-conf_set JobSubmitPlugins "" && ctld_restart
+# Without job_submit/allot (which marks spot jobs requeueable) JobRequeue=0 makes REQUEUE cancel.
+conf_set JobSubmitPlugins "" && conf_set JobRequeue 0 && ctld_restart
+broken_then_fixed slurm.preempt_mode fail "JobRequeue=1"
 broken_then_fixed slurm.job_submit fail "JobSubmitPlugins=allot"
 
 conf_set MaxMemPerCPU 2048 && ctld_reconfigure
 broken_then_fixed slurm.mem_defaults fail "MaxMemPerCPU=4096"
+
+# slurmctld refuses DefMemPerGPU beside DefMemPerCPU: the lab's DefMemPerCPU makes way for it.
+conf_set DefMemPerCPU "" && conf_set DefMemPerGPU 4096 && ctld_restart
+broken_then_fixed slurm.mem_defaults warn "DefMemPerGPU=8192"
+conf_set DefMemPerGPU "" && conf_set DefMemPerCPU 1024 && ctld_restart
+conf_set DefCpuPerGPU 3 && ctld_reconfigure
+broken_then_fixed slurm.mem_defaults warn "DefCpuPerGPU=2"
+# 8 GPUs x 4 CPUs do not fit the lab's 16-CPU nodes.
+sed -i 's/^  cpus_per_gpu: .*/  cpus_per_gpu: 4/' "$LAB/etc/syncd.yaml"
+broken_then_fixed slurm.gpu_defaults_fit warn "cluster.cpus_per_gpu: 2"
 
 scontrol update PartitionName=main Default=NO
 out=$(doctor); rc=$?
@@ -140,6 +164,14 @@ broken_then_fixed identity.cache_mode.identity fail "chmod go-w $LAB/identity"
 
 # --------------------------------------------------------------- the SCIM source
 # The fixes here are the source's own (its token, its extension), done as its admin would.
+echo noext >"$LAB/directory/schemas"
+expect_eq "identity.scim_extension: /Schemas without it fails" "$(finding identity.scim_extension severity)" fail
+expect_contains "identity.scim_extension names /Schemas" "$(finding identity.scim_extension what)" \
+    "/Schemas does not list urn:ietf:params:scim:schemas:extension:allot:2.0:PosixUser"
+expect_contains "identity.scim_extension fix (/Schemas)" "$(finding identity.scim_extension fix)" \
+    "enable the POSIX user extension urn:ietf:params:scim:schemas:extension:allot:2.0:PosixUser"
+echo ext >"$LAB/directory/schemas"
+expect_eq "identity.scim_extension passes with /Schemas listing it" "$(finding identity.scim_extension severity)" ok
 echo noext >"$LAB/directory/mode"
 expect_eq "identity.scim_extension reports fail" "$(finding identity.scim_extension severity)" fail
 expect_contains "identity.scim_extension fix" "$(finding identity.scim_extension fix)" \

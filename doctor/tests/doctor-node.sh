@@ -68,10 +68,17 @@ identity:
   uid_max: 80000
   gid_min: 70000
   gid_max: 80000
+doctor:
+  software_roots:
+    - $T/sw
+  software_user: nobody
+  software_limit: 1000
 YAML
 
-LIMIT=
-doctor() { "$D" -c "$CONFIG" --role compute --software-root "$T/sw" ${LIMIT:+--software-limit "$LIMIT"} --json; }
+# The software root, its user and limit come from allot.yaml's doctor section; ARGS
+# (command-line options) override them for the cases that say so.
+ARGS=()
+doctor() { "$D" -c "$CONFIG" --role compute "${ARGS[@]}" --json; }
 finding() { doctor | jq -r --arg id "$1" ".findings[] | select(.id == \$id) | .$2"; }
 # fix_part FIX N: the Nth `backquoted` part of a fix.
 # shellcheck disable=SC2016 # backquotes, not an expansion
@@ -94,9 +101,11 @@ sshd_line() { local l; l=$(fix_part "$1" 1); set_line /etc/ssh/sshd_config "${l%
 pam_first() { local l; l=$(fix_part "$1" 1); { echo "$l"; cat /etc/pam.d/sshd; } | put /etc/pam.d/sshd; }
 nss_line() { local l; l=$(fix_part "$1" 1); set_line /etc/nsswitch.conf "${l%%:*}" "$l"; }
 plugstack_line() { fix_part "$1" 1 >>"$T/slurm/plugstack.conf"; }
-yaml_key() { local l; l=$(fix_part "$1" 1); l=${l#identity.}; sed -i "s/^  ${l%%:*}:.*/  $l/" "$CONFIG"; }
+yaml_key() { local l; l=$(fix_part "$1" 1); l=${l#*.}; sed -i "s/^  ${l%%:*}:.*/  $l/" "$CONFIG"; }
 role_back() { printf 'node:\n  role: compute\n' >>"$CONFIG"; }
-no_limit() { LIMIT=; }
+no_args() { ARGS=(); }
+# yaml_limit FIX: raises the key the fix names (back to the suite's 1000).
+yaml_limit() { local k; k=$(fix_part "$1" 1); sed -i "s/^  ${k#doctor.}: .*/  ${k#doctor.}: 1000/" "$CONFIG"; }
 
 # --------------------------------------------------------------- the correct node
 out=$(doctor); rc=$?
@@ -118,6 +127,9 @@ set_line /etc/ssh/sshd_config Port "Port 22"
 # --------------------------------------------------------------- PAM, nsswitch, plugstack, role
 printf 'account sufficient pam_permit.so\naccount required pam_allot.so\n' | put /etc/pam.d/sshd
 broken_then_fixed node.pam_account fail "account  required  pam_allot.so" pam_first
+printf 'account [success=done default=ignore] pam_permit.so\naccount required pam_allot.so\n' | put /etc/pam.d/sshd
+expect_contains "success=done named" "$(finding node.pam_account what)" "success=done"
+broken_then_fixed node.pam_account fail "account  required  pam_allot.so" pam_first
 printf 'passwd: files systemd\ngroup: files allot\n' | put /etc/nsswitch.conf
 broken_then_fixed node.nsswitch.passwd fail "passwd: files systemd allot" nss_line
 : >"$T/slurm/plugstack.conf"
@@ -134,6 +146,10 @@ chmod 0777 "$T/cache"
 broken_then_fixed identity.cache_mode.cache fail "chmod go-w $T/cache" run_commands
 chown nobody "$T/cache/passwd.cache"
 broken_then_fixed identity.cache_mode.passwd.cache fail "chown root $T/cache/passwd.cache" run_commands
+chown nobody "$T/cache/group.cache"
+broken_then_fixed identity.cache_mode.group.cache fail "chown root $T/cache/group.cache" run_commands
+chmod 0666 "$T/cache/group.cache"
+broken_then_fixed identity.cache_mode.group.cache fail "chmod go-w $T/cache/group.cache" run_commands
 echo "clash:x:75000:75000::/nonexistent:/usr/sbin/nologin" >>/etc/passwd
 broken_then_fixed identity.users_range warn "identity.uid_min: 75001" yaml_key
 echo "clashgrp:x:76000:" >>/etc/group
@@ -148,8 +164,20 @@ chown nobody "$T/sw/bin/tool"
 broken_then_fixed "software.$T/sw" fail "chown root $T/sw/bin/tool" run_commands
 chmod o+w "$T/sw/lib"
 broken_then_fixed "software.$T/sw" fail "chmod go-w $T/sw/lib" run_commands
-LIMIT=2
-broken_then_fixed "software.$T/sw" warn "--software-limit" no_limit
+sed -i 's/^  software_limit: .*/  software_limit: 2/' "$CONFIG"
+broken_then_fixed "software.$T/sw" warn "doctor.software_limit" yaml_limit
+# The command line overrides allot.yaml: a smaller limit, then another root.
+ARGS=(--software-limit 2)
+broken_then_fixed "software.$T/sw" warn "--software-limit" no_args
+ARGS=(--software-root "$T/sw/lib")
+out=$(doctor)
+expect_eq "--software-root replaces doctor.software_roots" \
+    "$(jq -r '[.findings[] | select(.id | startswith("software.")) | .id] | join(" ")' <<<"$out")" "software.$T/sw/lib"
+ARGS=()
+sed -e '/^    - /d' -e "s|^  software_roots:\$|  software_roots: $T/sw|" "$CONFIG" >"$T/bad.yaml"
+expect_contains "a bad doctor section is a config finding" \
+    "$("$D" -c "$T/bad.yaml" --role compute --json | jq -r '.findings[] | select(.id == "config.load") | .what')" \
+    "doctor.software_roots: must be a list"
 chmod o+w "$T/slurm/plugstack.conf"
 broken_then_fixed node.tamper fail "chmod go-w $T/slurm/plugstack.conf" run_commands
 chmod o+w "$T"

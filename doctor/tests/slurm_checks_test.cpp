@@ -35,7 +35,7 @@ TEST(SplitList, TrimsAndLowersItems)
 
 TEST(CheckSlurm, TheLabConfigurationPasses)
 {
-    SlurmInputs in{good_conf(), {{"main", true}}, {{"n1", 16, 65536, 8}}, true};
+    SlurmInputs in{good_conf(), {{"main", true}}, {{"n1", 16, 65536, 8}}, true, "requeue"};
     for (const Finding& f : check_slurm(in, governed("main")))
         EXPECT_EQ(f.severity, Severity::Ok) << f.id << ": " << f.what;
 }
@@ -77,11 +77,47 @@ TEST(CheckSlurm, PreemptTypeOtherThanQosFails)
 TEST(CheckSlurm, PreemptModeWithoutRequeueFails)
 {
     SlurmConf c = good_conf();
+    Config config;
     c["PreemptMode"] = "CANCEL";
-    EXPECT_EQ(check_preempt_mode(c).severity, Severity::Fail);
-    EXPECT_NE(check_preempt_mode(c).fix.find("`PreemptMode=REQUEUE`"), std::string::npos);
+    EXPECT_EQ(check_preempt_mode(c, std::nullopt, config).severity, Severity::Fail);
+    EXPECT_NE(check_preempt_mode(c, std::nullopt, config).fix.find("`PreemptMode=REQUEUE`"),
+              std::string::npos);
+    // A spot QOS that defers to slurm.conf changes nothing.
+    EXPECT_EQ(check_preempt_mode(c, std::string("cluster"), config).severity, Severity::Fail);
     c["PreemptMode"] = "GANG,REQUEUE";
-    EXPECT_EQ(check_preempt_mode(c).severity, Severity::Ok);
+    EXPECT_EQ(check_preempt_mode(c, std::nullopt, config).severity, Severity::Ok);
+}
+
+// Under preempt/qos the spot QOS's own PreemptMode replaces slurm.conf's for spot jobs.
+TEST(CheckSlurm, PreemptModeOfTheSpotQosDecides)
+{
+    SlurmConf c = good_conf();
+    Config config;
+    c["PreemptMode"] = "CANCEL";
+    Finding f = check_preempt_mode(c, std::string("requeue"), config);
+    EXPECT_EQ(f.severity, Severity::Ok) << f.what;
+    EXPECT_NE(f.what.find("QOS \"spot\" has PreemptMode=requeue"), std::string::npos);
+    c["PreemptMode"] = "REQUEUE";
+    f = check_preempt_mode(c, std::string("cancel"), config);
+    EXPECT_EQ(f.severity, Severity::Fail);
+    EXPECT_NE(f.fix.find("`sacctmgr -i modify qos spot set PreemptMode=requeue`"),
+              std::string::npos);
+}
+
+// REQUEUE cancels jobs that are not requeueable: job_submit/allot marks spot jobs so,
+// without it only JobRequeue=1 does.
+TEST(CheckSlurm, SpotJobsMustBeRequeueable)
+{
+    SlurmConf c = good_conf();
+    Config config;
+    c["JobRequeue"] = "0";
+    EXPECT_EQ(check_preempt_mode(c, std::string("requeue"), config).severity, Severity::Ok);
+    c["JobSubmitPlugins"] = "lua";
+    Finding f = check_preempt_mode(c, std::string("requeue"), config);
+    EXPECT_EQ(f.severity, Severity::Fail);
+    EXPECT_NE(f.fix.find("`JobRequeue=1`"), std::string::npos);
+    c["JobRequeue"] = "1";
+    EXPECT_EQ(check_preempt_mode(c, std::string("requeue"), config).severity, Severity::Ok);
 }
 
 TEST(CheckSlurm, UserSignalAcceptedUnderEitherNameAndFixNamesTheRelease)
@@ -158,8 +194,11 @@ TEST(CheckSlurm, PerGpuDefaultsMustFitAWholeNode)
     EXPECT_EQ(f.severity, Severity::Warn);
     EXPECT_NE(f.fix.find("`RealMemory=65536` on NodeName=n1,n2"), std::string::npos);
     EXPECT_NE(f.fix.find("`cluster.mem_per_gpu: 8000M`"), std::string::npos);
-    nodes = {{"n1", 12, 65536, 8}};
-    EXPECT_EQ(check_gpu_defaults_fit(nodes, c).severity, Severity::Warn);
+    nodes = {{"n1", 12, 65536, 8}, {"n2", 32, 65536, 8}};
+    f = check_gpu_defaults_fit(nodes, c);
+    EXPECT_EQ(f.severity, Severity::Warn);
+    EXPECT_NE(f.what.find("all GPUs of n1 at 2 CPUs each need 16 CPUs"), std::string::npos);
+    EXPECT_NE(f.fix.find("`cluster.cpus_per_gpu: 1`"), std::string::npos);
     nodes = {{"n1", 16, 65536, 8}};
     EXPECT_EQ(check_gpu_defaults_fit(nodes, c).severity, Severity::Ok);
 }
