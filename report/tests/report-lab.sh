@@ -47,7 +47,7 @@ t0=$(date +%s)
 spot=$(gsub alice 600 --qos=spot --gpus=8 --requeue)
 check "spot job runs" wait_job_state "$spot" RUNNING 60
 A=$(gsub alice 40 --qos=team-a --gpus=2)
-B=$(gsub dave 100 --qos=general --gpus=1)
+B=$(gsub dave 125 --qos=general --gpus=1) # over 120 s: always three 1-minute periods
 check "project job A runs" wait_job_state "$A" RUNNING 60
 check "general job B runs" wait_job_state "$B" RUNNING 60
 P=$(gsub carol 30 --qos=team-a --gpus=6)
