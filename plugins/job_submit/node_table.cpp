@@ -237,39 +237,116 @@ std::vector<std::string> expand_hostlist(const std::string& expression)
     return out;
 }
 
-NodeShape node_shape_from_conf(std::string_view conf, const std::string& partition,
-                               const HostlistExpander& expand)
-{
+namespace {
+
+// What slurm.conf says about nodes, node sets and the governed partition's node list.
+struct ConfNodes {
     std::map<std::string, Node> nodes;
-    NodeLine defaults;
-    std::set<std::string> members;
-    bool partition_found = false, all_nodes = false;
+    std::map<std::string, std::set<std::string>> features;  // node -> its Features
+    std::map<std::string, NodeLine> nodesets;               // NodeSet name -> its line
+    std::optional<std::string> partition_nodes;             // the partition's Nodes=
+    bool partition_found = false;
+};
+
+std::set<std::string> feature_list(const NodeLine& line)
+{
+    std::set<std::string> out;
+    for (const char* key : {"features", "feature"}) {
+        const auto it = line.keys.find(key);
+        if (it == line.keys.end()) continue;
+        std::istringstream list(it->second);
+        for (std::string f; std::getline(list, f, ',');)
+            if (!f.empty()) out.insert(f);
+    }
+    return out;
+}
+
+ConfNodes read_conf_nodes(std::string_view conf, const std::string& partition,
+                          const HostlistExpander& expand)
+{
+    ConfNodes out;
+    NodeLine node_defaults, partition_defaults;
     std::istringstream in{std::string(conf)};
     std::string line;
     while (std::getline(in, line)) {
         line = line.substr(0, line.find('#'));
         const NodeLine parsed = split_line(line);
         if (auto it = parsed.keys.find("nodename"); it != parsed.keys.end()) {
+            NodeLine merged = node_defaults;  // a DEFAULT line adds to the defaults before it
+            for (const auto& kv : parsed.keys) merged.keys[kv.first] = kv.second;
             if (iequals(it->second, "DEFAULT")) {
-                for (const auto& kv : parsed.keys) defaults.keys[kv.first] = kv.second;
+                node_defaults = merged;
                 continue;
             }
-            NodeLine merged = defaults;
+            const Node node{node_cpus(merged), number(merged, "realmemory", 1), node_gpus(merged)};
+            for (const auto& name : expand(it->second)) {
+                out.nodes[name] = node;
+                out.features[name] = feature_list(merged);
+            }
+        } else if (auto set = parsed.keys.find("nodeset"); set != parsed.keys.end()) {
+            out.nodesets[set->second] = parsed;
+        } else if (auto p = parsed.keys.find("partitionname"); p != parsed.keys.end()) {
+            NodeLine merged = partition_defaults;
             for (const auto& kv : parsed.keys) merged.keys[kv.first] = kv.second;
-            Node node{node_cpus(merged), number(merged, "realmemory", 1), node_gpus(merged)};
-            for (const auto& name : expand(it->second)) nodes[name] = node;
-        } else if (auto p = parsed.keys.find("partitionname");
-                   p != parsed.keys.end() && p->second == partition) {
-            partition_found = true;
-            const auto list = parsed.keys.find("nodes");
-            if (list == parsed.keys.end()) continue;
-            if (list->second == "ALL") all_nodes = true;
-            for (const auto& name : expand(list->second)) members.insert(name);
+            if (iequals(p->second, "DEFAULT")) {
+                partition_defaults = merged;
+            } else if (p->second == partition) {
+                out.partition_found = true;
+                const auto list = merged.keys.find("nodes");
+                out.partition_nodes = list == merged.keys.end()
+                                          ? std::nullopt
+                                          : std::optional<std::string>(list->second);
+            }
         }
     }
+    return out;
+}
+
+// A partition's Nodes= as slurmctld resolves it: ALL (any case) is every node; a NodeSet's
+// name is the nodes with its Feature plus its own Nodes= (ALL or a hostlist).
+std::set<std::string> partition_members(const ConfNodes& conf, const std::string& list,
+                                        const HostlistExpander& expand)
+{
+    std::set<std::string> out;
+    const auto add_all = [&] {
+        for (const auto& entry : conf.nodes) out.insert(entry.first);
+    };
+    if (iequals(list, "ALL")) {
+        add_all();
+        return out;
+    }
+    for (const auto& name : expand(list)) {
+        const auto set = conf.nodesets.find(name);
+        if (set == conf.nodesets.end()) {
+            out.insert(name);
+            continue;
+        }
+        if (const auto f = set->second.keys.find("feature"); f != set->second.keys.end())
+            for (const auto& [node, features] : conf.features)
+                if (features.count(f->second)) out.insert(node);
+        if (const auto n = set->second.keys.find("nodes"); n != set->second.keys.end()) {
+            if (iequals(n->second, "ALL"))
+                add_all();
+            else
+                for (const auto& node : expand(n->second)) out.insert(node);
+        }
+    }
+    return out;
+}
+
+}  // namespace
+
+NodeShape node_shape_from_conf(std::string_view conf, const std::string& partition,
+                               const HostlistExpander& expand)
+{
+    const ConfNodes parsed = read_conf_nodes(conf, partition, expand);
+    const bool every_node = !parsed.partition_found;  // no such partition: the whole cluster
+    const std::set<std::string> members =
+        parsed.partition_nodes ? partition_members(parsed, *parsed.partition_nodes, expand)
+                               : std::set<std::string>{};
     NodeShape shape;
-    for (const auto& [name, node] : nodes) {
-        if (partition_found && !all_nodes && !members.count(name)) continue;
+    for (const auto& [name, node] : parsed.nodes) {
+        if (!every_node && !members.count(name)) continue;
         shape.cpus = static_cast<uint32_t>(std::max<uint64_t>(shape.cpus, node.cpus));
         if (!node.gpus) continue;
         shape.gpus = static_cast<uint32_t>(std::max<uint64_t>(shape.gpus, node.gpus));

@@ -127,3 +127,32 @@ TEST(Include, LoopsStopAndEscapedHashesAreKept)
     EXPECT_EQ(conf_text_with_includes("/c/slurm.conf", IncludeBase::SlurmConfDir, escaped),
               "Feature=a#b\n");
 }
+
+TEST(NodeShape, NodeSetsAllAndPartitionDefaultsAsSlurmctldResolvesThem)
+{
+    const char* conf = R"(
+NodeName=DEFAULT CPUs=16
+NodeName=DEFAULT RealMemory=64000
+NodeName=g[1-2] Gres=gpu:8 Features=a100,ib
+NodeName=h1 CPUs=32 RealMemory=256000 Gres=gpu:4 Feature=h100
+NodeName=c1 CPUs=128 RealMemory=512000
+NodeSet=gpus Feature=a100
+NodeSet=extra Nodes=h1
+PartitionName=DEFAULT Nodes=c1
+PartitionName=main Nodes=gpus,extra
+PartitionName=feat Nodes=gpus
+PartitionName=every Nodes=all
+PartitionName=cpu
+)";
+    const auto main = node_shape_from_conf(conf, "main", expand_hostlist);
+    EXPECT_EQ(main.gpus, 8u);
+    EXPECT_EQ(main.cpus, 32u);              // h1, by the NodeSet's Nodes=
+    EXPECT_EQ(main.mem_per_gpu_mb, 8000u);  // g1: both DEFAULT lines apply (64000 / 8)
+    EXPECT_EQ(main.cpus_per_gpu, 2u);       // g1: 16 / 8
+    const auto feat = node_shape_from_conf(conf, "feat", expand_hostlist);
+    EXPECT_EQ(feat.cpus, 16u);  // only the a100 nodes
+    EXPECT_EQ(node_shape_from_conf(conf, "every", expand_hostlist).cpus, 128u);
+    const auto cpu = node_shape_from_conf(conf, "cpu", expand_hostlist);
+    EXPECT_EQ(cpu.cpus, 128u);  // PartitionName=DEFAULT's Nodes=c1
+    EXPECT_EQ(cpu.gpus, 0u);
+}
