@@ -45,6 +45,17 @@ char* slurm_job_reason_string(enum job_state_reason inx);
 
 namespace allot::slurm_compat {
 
+// Behaviours that changed without an API change, so no header probe can see them; the one
+// place allot reads the release number for them.
+// slurm.conf names the user signal on preemption PreemptParameters=send_user_signal from
+// 23.02 (SlurmctldParameters=preempt_send_user_signal before).
+inline constexpr bool kUserSignalInPreemptParameters =
+    SLURM_VERSION_NUMBER >= SLURM_VERSION_NUM(23, 2, 0);
+// A relative Include in slurm.conf is resolved against slurm.conf's directory from 23.02
+// (against the including file's directory before).
+inline constexpr bool kIncludeRelativeToSlurmConf =
+    SLURM_VERSION_NUMBER >= SLURM_VERSION_NUM(23, 2, 0);
+
 // The error of the last failed libslurm call (slurm_get_errno() was removed in 24.05).
 inline int last_errno()
 {

@@ -119,7 +119,7 @@ Result<SlurmInputs> read_slurm()
     Result<std::vector<NodeShape>> nodes = read_nodes();
     if (!nodes) return nodes.error();
     in.nodes = std::move(nodes).value();
-    in.signal_in_preempt_parameters = SLURM_VERSION_NUMBER >= SLURM_VERSION_NUM(23, 2, 0);
+    in.signal_in_preempt_parameters = allot::slurm_compat::kUserSignalInPreemptParameters;
     return in;
 }
 

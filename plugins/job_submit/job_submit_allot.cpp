@@ -83,11 +83,9 @@ void log_clamped_defaults(const Config& config, const NodeShape& shape)
 // Where this slurmctld resolves a relative Include name (see IncludeBase).
 allot::job_submit::IncludeBase include_base()
 {
-#if SLURM_VERSION_NUMBER >= SLURM_VERSION_NUM(23, 2, 0)
-    return allot::job_submit::IncludeBase::SlurmConfDir;
-#else
-    return allot::job_submit::IncludeBase::IncludingFile;
-#endif
+    return allot::slurm_compat::kIncludeRelativeToSlurmConf
+               ? allot::job_submit::IncludeBase::SlurmConfDir
+               : allot::job_submit::IncludeBase::IncludingFile;
 }
 
 // Loads the config and the node shape; on a config error keeps the previous state (if any).
