@@ -113,6 +113,12 @@ _ctld_replaced() {
     pid=$(cat "$LAB/run/slurmctld.pid" 2>/dev/null)
     [ -n "$pid" ] && [ "$pid" != "$1" ] && _pid_alive "$pid" && scontrol ping >/dev/null
 }
+# After a refused reconfigure (log lines past $1): the old slurmctld has started over and answers.
+_ctld_resumed() {
+    tail -n +"$(($1 + 1))" "$LAB/log/slurmctld.log" |
+        sed -n '/Resuming operation, reconfigure failed/,$p' | grep -q 'Running as primary controller' &&
+        scontrol ping >/dev/null
+}
 # Whether `scontrol reconfigure` starts a new slurmctld process (23.11 and later).
 ctld_reconfigure_execs() {
     case $(slurmctld -V | awk '{print $2}') in
@@ -125,9 +131,10 @@ ctld_reconfigure_execs() {
 # second. The second is kept in a file: tests call this in a subshell (check ...).
 _later_second() { [ "$(date +%s)" -gt "$(cat "$LAB/run/reconfigured-at" 2>/dev/null || echo 0)" ]; }
 ctld_reconfigure() {
-    local before old
+    local before old lines
     wait_for 5 "the next second" _later_second
     before=$(_reconf_count)
+    lines=$(wc -l <"$LAB/log/slurmctld.log")
     old=$(ctld_pid)
     date +%s >"$LAB/run/reconfigured-at"
     if ! ctld_reconfigure_execs; then
@@ -138,6 +145,9 @@ ctld_reconfigure() {
     if ! scontrol reconfigure; then
         echo "slurmctld refused the new configuration; slurmctld $old goes on:"
         grep -E 'fatal|allot: ' "$LAB/log/slurmctld.log" | tail -5
+        # scontrol returns as the old process starts over (it re-initialises as at a start,
+        # "Running as primary controller"): the caller's next request waits for that.
+        wait_for 120 "slurmctld $old to resume" _ctld_resumed "$lines"
         return 1
     fi
     wait_for 120 "a new slurmctld to take over from $old" _ctld_replaced "$old" || return 1
