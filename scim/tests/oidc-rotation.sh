@@ -189,8 +189,17 @@ OLD=$(kid "$BEFORE")
 ok_for_alice "before: a token is accepted (the verifier now holds the JWKS)" "$BEFORE"
 kube_token_ok "before" "$OLD"
 
+# rotate ARGS: keys rotate once the second in which the newest key was made is over (key
+# files are named by the second; a rotation within it is refused with "try again").
+rotate() {
+    local t
+    t=$(date +%s)
+    while [ "$(date +%s)" -le "$t" ]; do sleep 0.1; done
+    S keys rotate "$@"
+}
+
 # ------------------------------------------------------------------ during
-out=$(S keys rotate --jwks-max-age "$MAX_AGE" --activate-after "$ACTIVATE_AFTER")
+out=$(rotate --jwks-max-age "$MAX_AGE" --activate-after "$ACTIVATE_AFTER")
 expect_contains "keys rotate publishes the new key and schedules it" "$out" "published; it signs from"
 hup_scimd
 NEW=$(S keys list | awk '/signs from/ {print $1}')
@@ -214,7 +223,7 @@ kube_token_ok "after" "$NEW"
 # ------------------------------------------------------------------ what the schedule avoids
 # The verifier fetched the JWKS just now (for AFTER). A key that signs at once is
 # unknown to it until its cache ages: every new token is refused meanwhile.
-out=$(S keys rotate --activate --overlap 1)
+out=$(rotate --activate --overlap 1)
 expect_contains "keys rotate --activate signs at once" "$out" "signing now"
 hup_scimd
 NOW_KEY=$(mint)
