@@ -7,7 +7,6 @@
 #include <cstdlib>
 #include <fstream>
 #include <map>
-#include <regex>
 #include <set>
 #include <sstream>
 
@@ -93,11 +92,26 @@ std::string directory_of(const std::string& path)
     return slash == std::string::npos ? std::string() : path.substr(0, slash + 1);
 }
 
+// "key = value" is "key=value": blanks and tabs on either side of each '=' dropped.
+std::string join_spaced_equals(const std::string& line)
+{
+    std::string out;
+    for (size_t i = 0; i < line.size(); ++i) {
+        if (line[i] != '=') {
+            out += line[i];
+            continue;
+        }
+        while (!out.empty() && (out.back() == ' ' || out.back() == '\t')) out.pop_back();
+        out += '=';
+        while (i + 1 < line.size() && (line[i + 1] == ' ' || line[i + 1] == '\t')) ++i;
+    }
+    return out;
+}
+
 // Slurm's line reading: '#' starts a comment unless escaped ("\#"), a trailing backslash
 // continues the line, and "key = value" is "key=value".
 std::vector<std::string> logical_lines(const std::string& text)
 {
-    static const std::regex spaced_equals("[ \t]*=[ \t]*");
     std::vector<std::string> out;
     std::istringstream in(text);
     std::string raw, pending;
@@ -120,10 +134,10 @@ std::vector<std::string> logical_lines(const std::string& text)
             pending += line;
             continue;
         }
-        out.push_back(std::regex_replace(pending + line, spaced_equals, "="));
+        out.push_back(join_spaced_equals(pending + line));
         pending.clear();
     }
-    if (!pending.empty()) out.push_back(std::regex_replace(pending, spaced_equals, "="));
+    if (!pending.empty()) out.push_back(join_spaced_equals(pending));
     return out;
 }
 
