@@ -16,6 +16,7 @@
 #include <string_view>
 #include <utility>
 
+#include "allot/file_io.hpp"
 #include "allot/identity_cache_format.hpp"
 #include "allot/identity_cache_reader.hpp"
 
@@ -240,47 +241,6 @@ bool by_name_less(std::string_view a, std::string_view b)
     return idcache::cache_compare(a.data(), a.size(), b.data(), b.size()) < 0;
 }
 
-// Writes `bytes` to dir/name through a temporary file and rename(2).
-Result<bool> write_atomic(const std::string& dir, const char* name, const std::string& bytes,
-                          mode_t mode, gid_t gid, bool do_fsync)
-{
-    std::string tmp = dir + "/." + name + ".XXXXXX";
-    const int fd = mkostemp(tmp.data(), O_CLOEXEC);
-    if (fd < 0)
-        return make_error("creating a temporary file in " + dir + ": " + std::strerror(errno));
-    const auto fail = [&](const std::string& what) -> Result<bool> {
-        const int e = errno;
-        close(fd);
-        unlink(tmp.c_str());
-        return make_error(what + " " + tmp + ": " + std::strerror(e));
-    };
-    size_t done = 0;
-    while (done < bytes.size()) {
-        const ssize_t n = write(fd, bytes.data() + done, bytes.size() - done);
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) return fail("writing");
-        done += static_cast<size_t>(n);
-    }
-    if (fchmod(fd, mode) != 0) return fail("chmod");
-    if (gid != static_cast<gid_t>(-1)) {
-        struct stat st;
-        if (fstat(fd, &st) != 0) return fail("stat");
-        if (st.st_gid != gid && fchown(fd, static_cast<uid_t>(-1), gid) != 0) return fail("chown");
-    }
-    if (do_fsync && fsync(fd) != 0) return fail("fsync");
-    if (close(fd) != 0) {
-        unlink(tmp.c_str());
-        return make_error("closing " + tmp + ": " + std::strerror(errno));
-    }
-    const std::string final_path = dir + "/" + name;
-    if (rename(tmp.c_str(), final_path.c_str()) != 0) {
-        const int e = errno;
-        unlink(tmp.c_str());
-        return make_error("renaming " + tmp + " to " + final_path + ": " + std::strerror(e));
-    }
-    return true;
-}
-
 // The readers trust a cache only in a directory nobody but its owner can
 // write (as sshd's StrictModes); the writer refuses to publish anywhere else,
 // so a cache it wrote is never one a reader must refuse.
@@ -300,11 +260,8 @@ Status check_trusted_dir(const std::string& dir, const struct stat& st)
 
 bool is_cache_temporary(std::string_view name)
 {
-    for (const char* file : {kPasswdCacheFile, kGroupCacheFile, kKeysCacheFile}) {
-        const std::string prefix = std::string(".") + file + ".";
-        if (name.size() == prefix.size() + 6 && name.compare(0, prefix.size(), prefix) == 0)
-            return true;
-    }
+    for (const char* file : {kPasswdCacheFile, kGroupCacheFile, kKeysCacheFile})
+        if (is_temporary_of(file, name)) return true;
     return false;
 }
 
@@ -418,11 +375,11 @@ Result<bool> publish_identity_cache(const std::string& dir, const std::vector<Po
     };
     std::string published;
     for (const auto& f : files) {
-        auto r = write_atomic(dir, f.name, *f.bytes, f.mode, f.gid, options.fsync);
-        if (!r) {
-            return make_error(r.error().message + (published.empty()
-                                                       ? std::string(" (no cache replaced)")
-                                                       : " (already replaced:" + published + ")"));
+        const AtomicWrite how{f.mode, f.gid, options.fsync};
+        if (auto r = write_file_atomically(dir + "/" + f.name, *f.bytes, how); !r) {
+            const std::string so_far = published.empty() ? std::string(" (no cache replaced)")
+                                                         : " (already replaced:" + published + ")";
+            return Error(r.error().code, r.error().message + so_far);
         }
         published += " " + std::string(f.name);
     }

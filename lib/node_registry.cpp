@@ -10,6 +10,8 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "allot/file_io.hpp"
+
 namespace allot {
 namespace {
 
@@ -222,23 +224,12 @@ Result<bool> write_job_entry(const std::string& run_dir, const JobEntry& entry)
         if (mkdir(d.c_str(), 0755) != 0 && errno != EEXIST)
             return make_error(Errc::Io, "creating " + d + ": " + std::strerror(errno));
     }
-    const std::string text = format_job_entry(entry);
-    const std::string final_path =
-        jobs_dir(run_dir) + "/" + job_entry_name(entry.job_id, entry.node);
-    std::string tmp = jobs_dir(run_dir) + "/.tmp.XXXXXX";
-    const int fd = mkostemp(tmp.data(), O_CLOEXEC);
-    if (fd < 0)
-        return make_error(Errc::Io,
-                          "creating a file in " + jobs_dir(run_dir) + ": " + std::strerror(errno));
-    const bool ok =
-        write(fd, text.data(), text.size()) == ssize_t(text.size()) && fchmod(fd, 0644) == 0;
-    const int e = errno;
-    close(fd);
-    if (!ok || rename(tmp.c_str(), final_path.c_str()) != 0) {
-        const int e2 = ok ? errno : e;
-        unlink(tmp.c_str());
-        return make_error(Errc::Io, "writing " + final_path + ": " + std::strerror(e2));
-    }
+    const std::string path = jobs_dir(run_dir) + "/" + job_entry_name(entry.job_id, entry.node);
+    // No fsync: after a crash the entry no longer counts anyway (its boot id is
+    // stale), and no job's prolog should wait on the disk. The temporary's name
+    // starts with '.', which for_each_entry skips.
+    const AtomicWrite how{0644, static_cast<gid_t>(-1), false};
+    if (auto s = write_file_atomically(path, format_job_entry(entry), how); !s) return s.error();
     return true;
 }
 

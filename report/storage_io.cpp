@@ -14,6 +14,7 @@
 #include <memory>
 #include <set>
 
+#include "allot/file_io.hpp"
 #include "errors.hpp"
 
 namespace allot::report {
@@ -89,22 +90,17 @@ Result<std::string> read_all(int fd, const std::string& path)
     }
 }
 
-// Past the bound, the newest half is written beside and renamed over the store.
+// Past the bound, the newest half replaces the store (readers without the lock
+// see the old store or the new one, never a cut).
 Status trim_store(const std::string& path)
 {
     Fd in(open(path.c_str(), O_RDONLY | O_CLOEXEC));
     if (in.get() < 0) return output_error("cannot open", path);
     auto text = read_all(in.get(), path);
     if (!text) return text.error();
-    const std::string tmp = path + ".tmp";
-    Fd out(open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
-    if (out.get() < 0) return output_error("cannot create", tmp);
-    if (auto s =
-            write_all(out.get(), std::string(store_tail(text.value(), kMaxStoreBytes / 2)), tmp);
-        !s)
-        return s;
-    if (fsync(out.get()) != 0 || rename(tmp.c_str(), path.c_str()) != 0)
-        return output_error("cannot replace", path);
+    const std::string_view tail = store_tail(text.value(), kMaxStoreBytes / 2);
+    if (auto s = write_file_atomically(path, tail, AtomicWrite{0644}); !s)
+        return make_error(Errc::Output, s.error().message);  // exits as an unwritable output
     return ok_status();
 }
 

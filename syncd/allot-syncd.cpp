@@ -18,6 +18,7 @@
 #include <random>
 
 #include "allot/config.hpp"
+#include "allot/file_io.hpp"
 #include "allot/identity_cache.hpp"
 #include "allot/identity_validate.hpp"
 #include "curl_http.hpp"
@@ -94,19 +95,21 @@ std::string dirname_of(const std::string& path)
     return slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
 }
 
+// The temporaries write_file_atomically(path) left beside `path`.
+size_t remove_temporaries_of(const std::string& path)
+{
+    const std::string name = path.substr(path.rfind('/') + 1);  // npos + 1: all of it
+    return syncd::remove_files(
+        dirname_of(path), [&](std::string_view entry) { return is_temporary_of(name, entry); });
+}
+
 // A cycle killed half way (kill -9, power loss) leaves temporary files; the
 // next start removes them (only allot's own names), under the lock.
 void remove_stale_temporaries(const Options& opt, const Config& cfg)
 {
-    const std::string state = state_path(opt, cfg);
     size_t removed = syncd::remove_files(cfg.identity.cache_dir, is_cache_temporary);
-    removed += syncd::remove_files(dirname_of(state), [&](std::string_view name) {
-        return syncd::is_temporary_of(state, name);
-    });
-    if (!opt.metrics_file.empty())
-        removed += syncd::remove_files(dirname_of(opt.metrics_file), [&](std::string_view name) {
-            return syncd::is_temporary_of(opt.metrics_file, name);
-        });
+    removed += remove_temporaries_of(state_path(opt, cfg));
+    if (!opt.metrics_file.empty()) removed += remove_temporaries_of(opt.metrics_file);
     if (removed)
         log(Level::Info,
             "removed " + std::to_string(removed) + " temporary file(s) left by an interrupted run");
@@ -273,7 +276,7 @@ int run_cycle(const Options& opt, const Config& cfg, syncd::Metrics& metrics)
 void write_metrics(const Options& opt, const syncd::Metrics& m)
 {
     if (opt.metrics_file.empty()) return;
-    if (auto r = syncd::write_atomically(opt.metrics_file, m.render(), 0644); !r)
+    if (auto r = write_file_atomically(opt.metrics_file, m.render(), AtomicWrite{0644}); !r)
         log(Level::Warning, "metrics: " + r.error().message);
 }
 

@@ -19,6 +19,8 @@
 #include <string_view>
 #include <vector>
 
+#include "allot/file_io.hpp"
+
 namespace allot::syncd {
 namespace {
 bool g_syslog = false;
@@ -68,39 +70,6 @@ LockFile::~LockFile()
     if (fd_ >= 0) close(fd_);  // releases the flock
 }
 
-Result<bool> write_atomically(const std::string& path, const std::string& content, unsigned mode)
-{
-    std::string tmp = path + ".tmp.XXXXXX";
-    std::vector<char> buf(tmp.begin(), tmp.end());
-    buf.push_back('\0');
-    int fd = mkstemp(buf.data());
-    if (fd < 0) return make_error(path + ": " + strerror(errno));
-    tmp = buf.data();
-    bool ok = fchmod(fd, mode) == 0;
-    size_t off = 0;
-    while (ok && off < content.size()) {
-        ssize_t n = write(fd, content.data() + off, content.size() - off);
-        if (n < 0 && errno == EINTR) continue;
-        ok = n > 0;
-        if (ok) off += size_t(n);
-    }
-    ok = ok && fsync(fd) == 0;
-    ok = (close(fd) == 0) && ok;
-    if (!ok || rename(tmp.c_str(), path.c_str()) != 0) {
-        const std::string e = strerror(errno);
-        unlink(tmp.c_str());
-        return make_error(path + ": " + e);
-    }
-    return true;
-}
-
-bool is_temporary_of(const std::string& path, std::string_view name)
-{
-    const auto slash = path.rfind('/');
-    const std::string prefix = path.substr(slash == std::string::npos ? 0 : slash + 1) + ".tmp.";
-    return name.size() == prefix.size() + 6 && name.compare(0, prefix.size(), prefix) == 0;
-}
-
 size_t remove_files(const std::string& dir, const std::function<bool(std::string_view)>& ours)
 {
     DIR* d = opendir(dir.c_str());
@@ -130,7 +99,8 @@ Result<bool> save_state(const std::string& path, const std::map<std::string, std
 {
     std::string text;
     for (const auto& [k, v] : state) text += k + "\t" + v + "\n";
-    return write_atomically(path, text, 0600);
+    if (auto s = write_file_atomically(path, text, AtomicWrite{0600}); !s) return s.error();
+    return true;
 }
 
 std::string Metrics::render() const

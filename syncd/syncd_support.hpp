@@ -32,14 +32,8 @@ private:
     std::string error_;
 };
 
-// Writes `content` to `path` through a temporary file and rename(2).
-Result<bool> write_atomically(const std::string& path, const std::string& content, unsigned mode);
-
-// True for the temporaries write_atomically(path, ...) uses ("<path>.tmp.XXXXXX").
-bool is_temporary_of(const std::string& path, std::string_view name);
-
 // Removes the entries of `dir` whose name `ours` accepts (the temporaries a
-// killed run left); returns how many.
+// killed run left, see allot/file_io.hpp); returns how many.
 size_t remove_files(const std::string& dir, const std::function<bool(std::string_view)>& ours);
 
 // Drift memory: "key<TAB>value" lines. A missing or unreadable file is empty.

@@ -1,13 +1,14 @@
-// support_test.cpp - allot-syncd's host pieces: lock file exclusion, atomic
-// writes, drift state round trip, metrics text, the real NSS resolver.
+// support_test.cpp - allot-syncd's host pieces: lock file exclusion, drift
+// state round trip, metrics text, the real NSS resolver, stale temporaries.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
 #include <set>
-#include <sstream>
 
+#include "allot/file_io.hpp"
 #include "syncd_support.hpp"
 
 using namespace allot::syncd;
@@ -30,14 +31,6 @@ struct TempDir {
     operator std::string() const { return path; }
     std::string operator+(const char* s) const { return path + s; }
 };
-
-std::string slurp(const std::string& p)
-{
-    std::ifstream in(p);
-    std::stringstream s;
-    s << in.rdbuf();
-    return s.str();
-}
 }  // namespace
 
 TEST(LockFile, SecondHolderIsRefused)
@@ -56,24 +49,15 @@ TEST(LockFile, SecondHolderIsRefused)
     EXPECT_FALSE(bad.held());
 }
 
-TEST(AtomicWrite, ReplacesWholeFileWithMode)
-{
-    const TempDir d;
-    ASSERT_TRUE(write_atomically(d + "/f", "one\n", 0644).ok());
-    ASSERT_TRUE(write_atomically(d + "/f", "two\n", 0600).ok());
-    EXPECT_EQ(slurp(d + "/f"), "two\n");
-    struct stat st {};
-    stat((d + "/f").c_str(), &st);
-    EXPECT_EQ(st.st_mode & 0777, 0600u);
-    EXPECT_FALSE(write_atomically(d + "/missing/f", "x", 0600).ok());
-}
-
 TEST(State, RoundTripAndGarbage)
 {
     const TempDir d;
     std::map<std::string, std::string> s{{"qos spot", "MaxWall=1-00:00:00"}, {"user a", "team-a"}};
     ASSERT_TRUE(save_state(d + "/state", s).ok());
     EXPECT_EQ(load_state(d + "/state"), s);
+    struct stat st {};
+    ASSERT_EQ(stat((d + "/state").c_str(), &st), 0);
+    EXPECT_EQ(st.st_mode & 0777, 0600u);  // drift memory names users: not for everyone
     std::ofstream(d + "/bad") << "no tab here\n\x01\x02\n";
     EXPECT_TRUE(load_state(d + "/bad").empty());
     EXPECT_TRUE(load_state(d + "/missing").empty());
@@ -102,18 +86,15 @@ TEST(NssResolver, RealLookups)
 TEST(Support, RemovesOnlyTheTemporariesItIsAskedTo)
 {
     TempDir t;
-    for (const char* name : {"syncd.state.tmp.Ab12Cd", "syncd.state.tmp.toolong", "syncd.state",
-                             "other.tmp.abcdef", "notes"})
+    for (const char* name :
+         {".syncd.state.Ab12Cd", ".syncd.state.toolong", "syncd.state", ".other.abcdef", "notes"})
         std::ofstream(t.path + "/" + name) << "x";
-    const std::string state = t.path + "/syncd.state";
-    EXPECT_TRUE(is_temporary_of(state, "syncd.state.tmp.Ab12Cd"));
-    EXPECT_FALSE(is_temporary_of(state, "other.tmp.abcdef"));
-    EXPECT_EQ(remove_files(t.path, [&](std::string_view n) { return is_temporary_of(state, n); }),
-              1u);
+    const auto ours = [](std::string_view n) { return allot::is_temporary_of("syncd.state", n); };
+    EXPECT_EQ(remove_files(t.path, ours), 1u);
     std::set<std::string> left;
     for (const auto& e : std::filesystem::directory_iterator(t.path))
         left.insert(e.path().filename());
-    EXPECT_EQ(left, (std::set<std::string>{"syncd.state.tmp.toolong", "syncd.state",
-                                           "other.tmp.abcdef", "notes"}));
+    EXPECT_EQ(left, (std::set<std::string>{".syncd.state.toolong", "syncd.state", ".other.abcdef",
+                                           "notes"}));
     EXPECT_EQ(remove_files(t.path + "/missing", [](std::string_view) { return true; }), 0u);
 }

@@ -338,13 +338,13 @@ for i in 1 2 3 4 5 6; do
     kill -9 $kp 2>/dev/null; wait $kp 2>/dev/null
 done
 # What an interrupted publish and state write leave, with allot's own names; and files of others.
-for f in .passwd.cache.AbC123 .group.cache.x1Y2z3 .keys.cache.000000 syncd.state.tmp.Qq1234 .other.abcdef notes.txt; do
+for f in .passwd.cache.AbC123 .group.cache.x1Y2z3 .keys.cache.000000 .syncd.state.Qq1234 .other.abcdef notes.txt; do
     echo stale >"$W/cache/$f"
 done
 out=$(sync_ --once 2>&1); rc=$?
 expect_eq "the next start exits 0" "$rc" 0
 expect_contains "it says it removed them" "$out" "temporary file(s) left by an interrupted run"
-expect_eq "no allot temporary file remains" "$(ls -A "$W/cache" | grep -E '^\.(passwd|group|keys)\.cache\.|\.tmp\.' | wc -l)" 0
+expect_eq "no allot temporary file remains" "$(ls -A "$W/cache" | grep -E '^\.(passwd\.cache|group\.cache|keys\.cache|syncd\.state)\.' | wc -l)" 0
 expect_eq "other files are left alone" "$(ls -A "$W/cache" | grep -cE '^(\.other\.abcdef|notes\.txt)$')" 2
 
 echo "# daemon: SIGHUP reloads, SIGTERM stops cleanly"
