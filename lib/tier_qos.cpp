@@ -5,16 +5,12 @@
 
 namespace allot {
 
-namespace {
-
-std::string join(const std::set<std::string>& items)
+std::string slurm_list(const std::set<std::string>& names)
 {
     std::string out;
-    for (const auto& i : items) out += (out.empty() ? "" : ",") + i;
+    for (const auto& n : names) out += (out.empty() ? "" : ",") + n;
     return out;
 }
-
-}  // namespace
 
 std::string tres_string(const Tres& tres)
 {
@@ -45,7 +41,7 @@ std::string QosSpec::describe() const
     if (!max_tres_pa.empty()) s += " MaxTRESPerAccount=" + tres_string(max_tres_pa);
     s += " MaxWall=" + minutes_text(max_wall_minutes);
     s += " Priority=" + std::to_string(priority);
-    s += " Preempt=" + (preempt.empty() ? std::string("none") : join(preempt));
+    s += " Preempt=" + (preempt.empty() ? std::string("none") : slurm_list(preempt));
     s += std::string(" PreemptMode=") + (requeue ? "requeue" : "cluster");
     s += " GraceTime=" + std::to_string(grace_seconds);
     return s;

@@ -8,13 +8,6 @@
 namespace allot {
 namespace {
 
-std::string join(const std::set<std::string>& items)
-{
-    std::string out;
-    for (const auto& i : items) out += (out.empty() ? "" : ",") + i;
-    return out;
-}
-
 std::string assoc_key(const std::string& user, const std::string& account)
 {
     return user + "@" + account;
@@ -40,7 +33,7 @@ bool AssocSpec::same_settings(const AssocSpec& o) const
 
 std::string AssocSpec::describe() const
 {
-    return "QOS=" + join(qos) + " DefaultQOS=" + (default_qos.empty() ? "none" : default_qos);
+    return "QOS=" + slurm_list(qos) + " DefaultQOS=" + (default_qos.empty() ? "none" : default_qos);
 }
 
 bool is_managed(const QosSpec& q)

@@ -19,6 +19,8 @@ inline constexpr const char* kManagedMarker = "allot-managed";
 // TRES by name ("cpu", "mem" in MB, "gres/gpu") → count.
 using Tres = std::map<std::string, uint64_t>;
 std::string tres_string(const Tres& tres);  // "cpu=32,gres/gpu=8,mem=131072"
+// Names as sacctmgr takes a list of them (QOS=, Preempt=): "a,b,c", sorted.
+std::string slurm_list(const std::set<std::string>& names);
 
 struct QosSpec {
     std::string name;
