@@ -28,6 +28,18 @@ std::optional<bool> boolean_value(const FilterValue& v)
     return std::nullopt;
 }
 
+// A group's members, read through `source`: it must join the member rows as
+// `mu` (users), whatever table the group's own rows come from.
+MultiColumn members_column(const char* source)
+{
+    return {"members",
+            source,
+            {{"", "mu.id", ColType::String},
+             {"value", "mu.id", ColType::String},
+             {"display", "mu.user_name", ColType::String}},
+            false};
+}
+
 }  // namespace
 
 const ResourceMap& user_filter_map(const std::string& ext_lower)
@@ -87,15 +99,9 @@ const ResourceMap& group_filter_map()
             {"meta", "created", "g.created", ColType::Time, false},
             {"meta", "lastmodified", "g.modified", ColType::Time, false},
         };
-        r.multis = {
-            {"members",
-             "FROM members mm JOIN users mu ON mu.rowid = mm.user_rowid WHERE mm.group_rowid = "
-             "g.rowid",
-             {{"", "mu.id", ColType::String},
-              {"value", "mu.id", ColType::String},
-              {"display", "mu.user_name", ColType::String}},
-             false},
-        };
+        r.multis = {members_column(
+            "FROM members mm JOIN users mu ON mu.rowid = mm.user_rowid WHERE mm.group_rowid = "
+            "g.rowid")};
         return r;
     }();
     return m;
@@ -106,15 +112,9 @@ const ResourceMap& group_view_filter_map()
     static const ResourceMap m = [] {
         ResourceMap r = group_filter_map();
         // The view's columns carry grp's names; only where members come from differs.
-        r.multis = {
-            {"members",
-             "FROM (SELECT mm.user_rowid AS r FROM members mm WHERE mm.group_rowid = g.grp_rowid "
-             "UNION ALL SELECT g.user_rowid) mx JOIN users mu ON mu.rowid = mx.r WHERE 1",
-             {{"", "mu.id", ColType::String},
-              {"value", "mu.id", ColType::String},
-              {"display", "mu.user_name", ColType::String}},
-             false},
-        };
+        r.multis = {members_column(
+            "FROM (SELECT mm.user_rowid AS r FROM members mm WHERE mm.group_rowid = g.grp_rowid "
+            "UNION ALL SELECT g.user_rowid) mx JOIN users mu ON mu.rowid = mx.r WHERE 1")};
         return r;
     }();
     return m;
