@@ -42,6 +42,16 @@ inline const char* local_cluster_name()
     return slurm_conf.cluster_name ? slurm_conf.cluster_name : "";
 }
 
+// Ask slurmdbd for deleted QOS too (old runs name QOS removed since).
+inline void include_deleted(slurmdb_qos_cond_t& cond)
+{
+#ifdef HAVE_QOS_COND_FLAGS
+    cond.flags |= QOS_COND_FLAG_WITH_DELETED;
+#else
+    cond.with_deleted = 1;
+#endif
+}
+
 // Job query flags: every run record of a requeued job (JOBCOND_FLAG_DUP), without steps
 // (a job's allocation is counted once, never again per step), times as slurmdbd stored
 // them (the report cuts them to its window itself).

@@ -107,6 +107,14 @@ AC_DEFUN([ALLOT_SLURM_PROBES], [
      AC_DEFINE([HAVE_SLURM_LOAD_JOB_STEP_ID], [1], [slurm_load_job(resp, slurm_step_id_t, flags) (Slurm >= 26.05)])],
     [AC_MSG_RESULT([no])])
 
+  dnl 24.11 folded slurmdb_qos_cond_t.with_deleted into flags (QOS_COND_FLAG_WITH_DELETED).
+  AC_MSG_CHECKING([for QOS_COND_FLAG_WITH_DELETED])
+  AC_COMPILE_IFELSE([AC_LANG_PROGRAM([allot_slurm_includes],
+      [[slurmdb_qos_cond_t c; c.flags = QOS_COND_FLAG_WITH_DELETED; (void)c;]])],
+    [AC_MSG_RESULT([yes])
+     AC_DEFINE([HAVE_QOS_COND_FLAGS], [1], [slurmdb_qos_cond_t asks for deleted QOS by a flag bit (Slurm >= 24.11)])],
+    [AC_MSG_RESULT([no])])
+
   dnl The job_submit plugin API (src/interfaces/job_submit.c) is in no installed header;
   dnl job_modify() gained `char **err_msg` in 23.02, the release whose headers also gained
   dnl PreemptParameters (slurm_conf_t.preempt_params). Probe that header change.

@@ -85,7 +85,7 @@ private:
     static Result<std::map<uint32_t, std::string>> read_qos_names(const DbConnection& db)
     {
         slurmdb_qos_cond_t cond{};
-        cond.with_deleted = 1;
+        slurm_compat::include_deleted(cond);
         ListPtr list(slurmdb_qos_get(db.get(), &cond));
         if (!list) return dbd_down("QOS");
         std::map<uint32_t, std::string> names;
