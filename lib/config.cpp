@@ -575,7 +575,7 @@ ConfigLoad parse_config(std::string_view yaml_text, const std::string& source_na
 
 ConfigLoad load_config(const std::string& path)
 {
-    auto text = read_file_bounded(path, 1 << 20);
+    auto text = read_file_bounded(path, kMaxConfigBytes);
     if (!text) {
         ConfigLoad result;
         result.errors.lines.push_back(text.error().message);

@@ -17,6 +17,7 @@ constexpr const char* kTexts[] = {
     "another team's project QOS",
     "unreadable GPU request",
     "spot jobs must stay requeueable",
+    "a job moved into spot would have no checkpoint signal",
 };
 }  // namespace
 
@@ -307,6 +308,19 @@ void apply_spot(const JobRequest& job, const Context& ctx, Decision& d)
                allot_prefix(job) + "spot jobs are requeued when preempted, so Requeue=0 " +
                    "is not allowed in --qos=" + ctx.config.tiers.spot.qos +
                    "; move the job to another tier first");
+        return;
+    }
+    // slurmctld sets a job's --signal only at submission (its update ignores it): a job
+    // moved here without one would be preempted with no warning, breaking spot's promise.
+    if (!ctx.submit && !job.signal_set) {
+        const auto& spot = ctx.config.tiers.spot;
+        const std::string signal =
+            "--signal=B:" + spot.signal + "@" + std::to_string(spot.grace_seconds);
+        reject(d, Errc::SpotSignal,
+               allot_prefix(job) + "a job moved into --qos=" + spot.qos +
+                   " cannot get spot's checkpoint signal (Slurm sets --signal only at " +
+                   "submission); submit it with --qos=" + spot.qos + ", or with " + signal +
+                   " before moving it");
         return;
     }
     if (!job.requeue || ctx.tier_changed) d.changes.set_requeue = true;

@@ -18,6 +18,8 @@
 namespace allot {
 
 inline constexpr const char* kDefaultConfigPath = "/etc/allot/allot.yaml";
+// allot.yaml is read whole; a larger file is refused.
+inline constexpr size_t kMaxConfigBytes = 1 << 20;
 
 struct ClusterConfig {
     std::string name = "cluster";

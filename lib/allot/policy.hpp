@@ -97,7 +97,8 @@ Decision decide_submit(const JobRequest& job, const Config& config, const Limits
 // `current` is the job as slurmctld has it; `update` holds only the fields the
 // update sets (qos, account, partition, time, requeue, GPU, node and task
 // fields). The merged job is decided as if it were submitted anew: a job moved
-// into a tier gets that tier's time default and limit, requeue and signal.
+// into a tier gets that tier's time default and limit and requeue; a move into
+// spot needs a --signal the job already has (Slurm sets none at an update).
 // Operators bypass the shim.
 Decision decide_modify(const JobRequest& current, const JobRequest& update, const Config& config,
                        const LimitsView& limits);
@@ -122,6 +123,7 @@ enum class Errc {
     ForeignQos,      // another team's project QOS
     BadGpuRequest,   // a GPU request that cannot be read
     SpotRequeue,     // Requeue=0 on a spot job
+    SpotSignal,      // moved into spot by an update, with no --signal
 };
 }  // namespace allot::policy
 ALLOT_ERROR_AREA(allot::policy, Errc);

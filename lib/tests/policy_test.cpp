@@ -249,12 +249,21 @@ TEST_F(Policy, ModifyChecksTheMergedJob)
     to_other_team.qos = "proj-b";
     EXPECT_FALSE(decide_modify(current, to_other_team, config, limits).accepted);
 
+    // Slurm sets --signal only at submission: a move into spot needs one already.
     JobRequest to_spot;
     to_spot.qos = "spot";
     d = decide_modify(current, to_spot, config, limits);
-    ASSERT_TRUE(d.accepted);
+    EXPECT_FALSE(d.accepted);
+    EXPECT_TRUE(d.error.is(policy::Errc::SpotSignal));
+    EXPECT_NE(d.message.find("submit it with --qos=spot, or with --signal=B:USR1@600"),
+              std::string::npos)
+        << d.message;
+    auto with_signal = current;
+    with_signal.signal_set = true;
+    d = decide_modify(with_signal, to_spot, config, limits);
+    ASSERT_TRUE(d.accepted) << d.message;
     EXPECT_TRUE(d.changes.set_requeue);
-    EXPECT_TRUE(d.changes.batch_signal.has_value());
+    EXPECT_FALSE(d.changes.batch_signal.has_value());  // the job's own signal stays
     EXPECT_FALSE(d.changes.time_minutes.has_value());  // modify never adds defaults
 
     auto big = current;
@@ -359,6 +368,7 @@ TEST_F(Policy, UpdatesAreDecidedAsTheMergedJobSubmittedAnew)
     auto current = gpu_job("team-a");
     current.qos = "team-a";
     current.time_minutes = kUnlimitedMinutes;  // project jobs have no limit
+    current.signal_set = true;                 // submitted with --signal (spot needs one)
 
     JobRequest to_general;
     to_general.qos = "general";

@@ -121,7 +121,7 @@ int rejection_code(const Decision& decision)
     if (e.is(Errc::GpuCap)) return ESLURM_ACCOUNTING_POLICY;
     if (e.is(Errc::ForeignQos)) return ESLURM_INVALID_QOS;
     if (e.is(Errc::BadGpuRequest)) return ESLURM_INVALID_GRES;
-    if (e.is(Errc::SpotRequeue)) return ESLURM_ACCESS_DENIED;
+    if (e.is(Errc::SpotRequeue) || e.is(Errc::SpotSignal)) return ESLURM_ACCESS_DENIED;
     return SLURM_ERROR;
 }
 

@@ -19,8 +19,10 @@
 
 #include "allot/abi_guard.hpp"
 #include "allot/config.hpp"
+#include "allot/yaml_tree.hpp"
 #include "compat/slurmctld.hpp"
 #include "job_desc_codec.hpp"
+#include "last_good.hpp"
 #include "node_table.hpp"
 #include "slurm_limits.hpp"
 
@@ -88,12 +90,55 @@ allot::job_submit::IncludeBase include_base()
                : allot::job_submit::IncludeBase::IncludingFile;
 }
 
+void log_config_errors(const allot::ConfigLoad& load)
+{
+    for (const auto& line : load.errors.lines) slurm_error("allot: %s", line.c_str());
+}
+
+// allot.yaml as parsed now; a valid file is also kept as the last valid copy.
+allot::ConfigLoad load_config_file()
+{
+    const std::string path = config_path();
+    auto text = allot::read_file_bounded(path, allot::kMaxConfigBytes);
+    if (!text) {
+        allot::ConfigLoad failed;
+        failed.errors.lines.push_back(text.error().message);
+        return failed;
+    }
+    auto load = allot::parse_config(text.value(), path);
+    if (!load.ok()) return load;
+    const auto copy = allot::job_submit::last_good_path(slurm_conf.state_save_location);
+    if (auto kept = allot::job_submit::keep_last_good(copy, text.value()); !kept)
+        slurm_error("allot: cannot keep a copy of the last valid configuration: %s",
+                    kept.error().message.c_str());
+    return load;
+}
+
+// A reconfigure's new slurmctld runs on the last valid copy rather than fail the
+// hand-over (see last_good.hpp); anywhere else a broken file gives no configuration.
+allot::ConfigLoad load_last_good()
+{
+    const auto copy = allot::job_submit::last_good_path(slurm_conf.state_save_location);
+    auto load = allot::load_config(copy);
+    if (load.ok())
+        slurm_error(
+            "allot: %s is broken; this slurmctld, started by a reconfigure, runs on "
+            "the last valid copy (%s) until it is fixed",
+            config_path(), copy.c_str());
+    else
+        log_config_errors(load);
+    return load;
+}
+
 // Loads the config and the node shape; on a config error keeps the previous state (if any).
 bool reload_config(PluginState& state)
 {
-    auto load = allot::load_config(config_path());
+    auto load = load_config_file();
     if (!load.ok()) {
-        for (const auto& line : load.errors.lines) slurm_error("allot: %s", line.c_str());
+        log_config_errors(load);
+        if (!state.loaded && allot::job_submit::started_by_reconfigure()) load = load_last_good();
+    }
+    if (!load.ok()) {
         slurm_error("allot: %s", state.loaded ? "keeping the previous configuration"
                                               : "no valid configuration; refusing to start");
         return false;

@@ -161,7 +161,8 @@ TEST(Codec, RejectionCodesNameTheRule)
                  {policy::Errc::GpuCap, ESLURM_ACCOUNTING_POLICY},
                  {policy::Errc::ForeignQos, ESLURM_INVALID_QOS},
                  {policy::Errc::BadGpuRequest, ESLURM_INVALID_GRES},
-                 {policy::Errc::SpotRequeue, ESLURM_ACCESS_DENIED}};
+                 {policy::Errc::SpotRequeue, ESLURM_ACCESS_DENIED},
+                 {policy::Errc::SpotSignal, ESLURM_ACCESS_DENIED}};
     for (const auto& c : cases) {
         d.error = Error(c.code, "x");
         EXPECT_EQ(rejection_code(d), c.slurm);

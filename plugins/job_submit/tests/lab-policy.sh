@@ -122,8 +122,14 @@ r=$(submit alice --hold --gpus=1 --wrap true); j=$(jobid "$r")
 expect_eq "a project job has no time limit" "$(job_field "$j" TimeLimit)" UNLIMITED
 as alice scontrol update jobid="$j" qos=general
 expect_eq "moved into general it gets general's default time" "$(job_field "$j" TimeLimit)" 1-00:00:00
+r=$(as alice scontrol update jobid="$j" qos=spot 2>&1)
+expect_refused "moving a job without --signal into spot is refused" "$r" "Access/permission denied"
+update_says_why && expect_refused "and scontrol says how to get spot's checkpoint signal" "$r" \
+    "cannot get spot's checkpoint signal (Slurm sets --signal only at submission); submit it with --qos=spot, or with --signal=B:"
+expect_eq "and the job stays in general" "$(job_field "$j" QOS)" general
+r=$(submit alice --hold --gpus=1 --signal=B:USR1@300 --wrap true); j=$(jobid "$r")
 as alice scontrol update jobid="$j" qos=spot
-expect_eq "moved into spot it is requeueable" "$(job_field "$j" Requeue)" 1
+expect_eq "with its own --signal, moved into spot it is requeueable" "$(job_field "$j" Requeue)" 1
 r=$(as alice scontrol update jobid="$j" requeue=0 2>&1)
 expect_refused "Requeue=0 on a spot job is refused" "$r" "Access/permission denied"
 update_says_why && expect_refused "and scontrol says why, in the words of a rejected submission" "$r" \

@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -43,12 +44,15 @@ protected:
     static SubmitFn submit;
     static ModifyFn modify;
     static std::string config_path;
+    static std::string state_dir;
 
     static void SetUpTestSuite()
     {
         char dir[] = "/tmp/allot-plugin-test-XXXXXX";
         ASSERT_NE(mkdtemp(dir), nullptr);
         config_path = std::string(dir) + "/allot.yaml";
+        state_dir = dir;
+        slurm_conf.state_save_location = slurm_xstrdup(dir);
         std::ofstream(config_path) << kConfig;
         setenv("ALLOT_CONFIG", config_path.c_str(), 1);
         handle = dlopen(PLUGIN_SO, RTLD_NOW | RTLD_LOCAL);
@@ -81,6 +85,7 @@ void* Plugin::handle = nullptr;
 SubmitFn Plugin::submit = nullptr;
 ModifyFn Plugin::modify = nullptr;
 std::string Plugin::config_path;
+std::string Plugin::state_dir;
 
 struct Desc {
     job_desc_msg_t d;
@@ -211,6 +216,15 @@ TEST_F(Plugin, ModifyRefusesTimePastTierMaxUnlessOperator)
 
     Desc to_spot(1001);
     to_spot.set(&to_spot.d.qos, "spot");
+    ErrMsg why;
+    EXPECT_EQ(call_modify(&to_spot.d, 1001, &why.text), ESLURM_ACCESS_DENIED);  // no --signal
+#ifdef HAVE_JOB_MODIFY_ERR_MSG  // 23.02+: the refusal says why
+    ASSERT_NE(why.text, nullptr);
+    EXPECT_NE(std::string(why.text).find("--signal=B:TERM@600"), std::string::npos) << why.text;
+#endif
+    current.warn_signal = SIGTERM;
+    current.warn_time = 600;
+    fake_slurmctld::set_current_job(current);
     EXPECT_EQ(call_modify(&to_spot.d, 1001, &err.text), SLURM_SUCCESS);
     EXPECT_EQ(to_spot.d.requeue, 1);
 }
@@ -233,6 +247,40 @@ TEST_F(Plugin, ReconfigureReloadsAndABadFileKeepsTheOldConfig)
 
     std::ofstream(config_path, std::ios::trunc) << kConfig;
     fake_slurmctld::reconfigure();
+}
+
+std::string slurp(const std::string& path)
+{
+    std::ifstream in(path);
+    return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+// A reconfigure's new slurmctld (SLURMCTLD_RECONF set) starts on the last valid copy when
+// allot.yaml is broken; a cold start with the broken file still refuses to start.
+TEST_F(Plugin, ANewSlurmctldOfAReconfigureRunsOnTheLastValidCopy)
+{
+    const std::string copy = state_dir + "/allot.yaml.last-good";
+    auto init = reinterpret_cast<int (*)()>(dlsym(handle, "init"));
+    auto fini = reinterpret_cast<int (*)()>(dlsym(handle, "fini"));
+    fini();
+    ASSERT_EQ(init(), SLURM_SUCCESS);
+    EXPECT_EQ(slurp(copy), kConfig);  // every valid load is kept
+    std::ofstream(config_path, std::ios::trunc) << "cluster: {bogus: 1}\n";
+    fini();
+    EXPECT_EQ(init(), SLURM_ERROR);  // cold start: fail closed
+
+    setenv("SLURMCTLD_RECONF", "1", 1);
+    EXPECT_EQ(init(), SLURM_SUCCESS);
+    unsetenv("SLURMCTLD_RECONF");
+    Desc job(1002);
+    job.set(&job.d.tres_per_job, "gres:gpu:1");
+    ErrMsg err;
+    EXPECT_EQ(submit(&job.d, 1002, &err.text), ESLURM_INVALID_ACCOUNT);  // the copy's policy
+    EXPECT_EQ(slurp(copy), kConfig);  // a broken file never replaces the copy
+
+    std::ofstream(config_path, std::ios::trunc) << kConfig;
+    fini();
+    ASSERT_EQ(init(), SLURM_SUCCESS);
 }
 
 // Property: whatever the job fields hold, the plugin returns a Slurm code, never
