@@ -12,6 +12,7 @@
 #include <sys/types.h>
 #include <cerrno>
 #include <cstdint>
+#include <string>
 
 extern "C" {
 #include <slurm/slurm.h>
@@ -104,6 +105,25 @@ inline int load_job(LoadJobFn fn, job_info_msg_t** resp, uint32_t job_id, uint16
     return fn(resp, id, show_flags);
 #else
     return fn(resp, job_id, show_flags);
+#endif
+}
+
+// The TRES allocated on a node, as scontrol shows AllocTRES ("" when none): up to 25.11 in
+// the node's opaque select data, from 26.05 a field of node_info_t.
+inline std::string node_alloc_tres(const node_info_t& node)
+{
+#ifdef HAVE_NODE_INFO_ALLOC_TRES
+    return node.alloc_tres_fmt_str ? node.alloc_tres_fmt_str : "";
+#else
+    char* alloc = nullptr;
+    if (!node.select_nodeinfo ||
+        slurm_get_select_nodeinfo(node.select_nodeinfo, SELECT_NODEDATA_TRES_ALLOC_FMT_STR,
+                                  NODE_STATE_ALLOCATED, &alloc) != SLURM_SUCCESS ||
+        !alloc)
+        return "";
+    std::string out(alloc);
+    slurm_xfree(reinterpret_cast<void**>(&alloc));
+    return out;
 #endif
 }
 

@@ -84,20 +84,12 @@ std::vector<std::string> split_commas(const std::string& s)
     return out;
 }
 
-// GPUs allocated on a node: slurmctld sends them in the node's select data (what
-// scontrol shows as AllocTRES); GresUsed, which it leaves empty, is the fallback.
+// GPUs allocated on a node: what scontrol shows as AllocTRES; GresUsed, which slurmctld
+// leaves empty, is the fallback.
 uint64_t node_gpus_allocated(const node_info_t& n)
 {
-    char* alloc = nullptr;
     uint64_t gpus = 0;
-    if (n.select_nodeinfo &&
-        slurm_get_select_nodeinfo(n.select_nodeinfo, SELECT_NODEDATA_TRES_ALLOC_FMT_STR,
-                                  NODE_STATE_ALLOCATED, &alloc) == SLURM_SUCCESS &&
-        alloc) {
-        auto g = gpus_in_tres(alloc);
-        if (g.ok()) gpus = g.value();
-        slurm_xfree(reinterpret_cast<void**>(&alloc));
-    }
+    if (auto g = gpus_in_tres(slurm_compat::node_alloc_tres(n)); g.ok()) gpus = g.value();
     return gpus ? gpus : gpus_in_gres(str(n.gres_used));
 }
 

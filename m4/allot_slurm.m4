@@ -107,6 +107,14 @@ AC_DEFUN([ALLOT_SLURM_PROBES], [
      AC_DEFINE([HAVE_SLURM_LOAD_JOB_STEP_ID], [1], [slurm_load_job(resp, slurm_step_id_t, flags) (Slurm >= 26.05)])],
     [AC_MSG_RESULT([no])])
 
+  dnl 26.05 dropped node_info_t.select_nodeinfo; the allocated TRES became a field.
+  AC_MSG_CHECKING([for node_info_t.alloc_tres_fmt_str])
+  AC_COMPILE_IFELSE([AC_LANG_PROGRAM([allot_slurm_includes],
+      [[node_info_t n; n.alloc_tres_fmt_str = NULL; (void)n;]])],
+    [AC_MSG_RESULT([yes])
+     AC_DEFINE([HAVE_NODE_INFO_ALLOC_TRES], [1], [node_info_t carries alloc_tres_fmt_str (Slurm >= 26.05)])],
+    [AC_MSG_RESULT([no])])
+
   dnl 24.11 folded slurmdb_qos_cond_t.with_deleted into flags (QOS_COND_FLAG_WITH_DELETED).
   AC_MSG_CHECKING([for QOS_COND_FLAG_WITH_DELETED])
   AC_COMPILE_IFELSE([AC_LANG_PROGRAM([allot_slurm_includes],
