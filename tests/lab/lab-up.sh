@@ -12,6 +12,7 @@
 #   LAB_PORT_BASE=<free>      mysql=B+6, slurmctld=B+17, slurmdbd=B+19, slurmd nK=B+20+K
 #                             (unset: a block of 21+LAB_NODES ports free right now)
 #   LAB_NODES=2 LAB_GPUS=8    nodes n1..nN, fake gres/gpu per node
+#   LAB_GPU_TYPE=<type>       the GPUs have that type (Gres=gpu:<type>:N); unset: untyped
 #   LAB_JOB_SUBMIT=allot      JobSubmitPlugins (empty: none)
 #   LAB_PLUGINS="a.so ..."    copied (new inode) into $LAB/plugins, which is on PluginDir
 #   ALLOT_CONFIG=<file>       allot.yaml used by slurmctld's job_submit/allot (copied into $LAB/etc)
@@ -24,6 +25,7 @@ set -euo pipefail
 LAB=${LAB:-/tmp/allot-lab}
 NODES=${LAB_NODES:-2}
 GPUS=${LAB_GPUS:-8}
+GPU_TYPE=${LAB_GPU_TYPE:-}
 JS=${LAB_JOB_SUBMIT-allot}
 DBG=${LAB_DEBUG:-info}
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -192,7 +194,7 @@ CONF
 [ -n "$JS" ] && echo "JobSubmitPlugins=$JS" >>"$LAB/etc/slurm.conf"   # an empty line is a parse error (G1)
 [ -n "${LAB_EXTRA_CONF:-}" ] && printf '%s\n' "$LAB_EXTRA_CONF" >>"$LAB/etc/slurm.conf"
 for k in $(seq 1 "$NODES"); do
-    echo "NodeName=n$k NodeHostName=n$k NodeAddr=127.0.0.1 Port=$((B + 20 + k)) CPUs=16 Boards=1 SocketsPerBoard=2 CoresPerSocket=8 ThreadsPerCore=1 RealMemory=64000 Gres=gpu:$GPUS State=UNKNOWN" >>"$LAB/etc/slurm.conf"
+    echo "NodeName=n$k NodeHostName=n$k NodeAddr=127.0.0.1 Port=$((B + 20 + k)) CPUs=16 Boards=1 SocketsPerBoard=2 CoresPerSocket=8 ThreadsPerCore=1 RealMemory=64000 Gres=gpu:${GPU_TYPE:+$GPU_TYPE:}$GPUS State=UNKNOWN" >>"$LAB/etc/slurm.conf"
 done
 echo "PartitionName=main Nodes=$NODELIST Default=YES MaxTime=INFINITE State=UP OverSubscribe=NO" >>"$LAB/etc/slurm.conf"
 
@@ -201,7 +203,7 @@ echo "PartitionName=main Nodes=$NODELIST Default=YES MaxTime=INFINITE State=UP O
 for k in $(seq 1 "$NODES"); do
     mkdir -p "$LAB/dev/n$k"
     for g in $(seq 0 $((GPUS - 1))); do ln -s /dev/null "$LAB/dev/n$k/gpu$g"; done
-    echo "NodeName=n$k Name=gpu File=$LAB/dev/n$k/gpu[0-$((GPUS - 1))]" >>"$LAB/etc/gres.conf"
+    echo "NodeName=n$k Name=gpu ${GPU_TYPE:+Type=$GPU_TYPE }File=$LAB/dev/n$k/gpu[0-$((GPUS - 1))]" >>"$LAB/etc/gres.conf"
 done
 echo "# plugstack.conf: tests append 'required /path/spank_x.so ...' lines" >"$LAB/etc/plugstack.conf"
 

@@ -31,24 +31,29 @@ CASES=${DIFF_CASES:-300}
 RANDOM=$SEED
 note "seed $SEED, $CASES cases (DIFF_SEED=$SEED DIFF_CASES=$CASES to replay)"
 scontrol setdebug debug
-NODE_GPUS=$(scontrol show node n1 | tr ' ' '\n' | sed -n 's/^Gres=gpu:\([0-9]*\).*/\1/p')
+# Gres=gpu:8 or, on typed nodes (lab-differential-typed.sh), Gres=gpu:a100:8.
+NODE_GPUS=$(scontrol show node n1 | tr ' ' '\n' | sed -n 's/^Gres=gpu:\([^:(]*:\)\{0,1\}\([0-9][0-9]*\).*/\2/p')
+TYPE=${LAB_GPU_TYPE:-}
 
 pick() { local a=("$@"); echo "${a[RANDOM % ${#a[@]}]}"; }
 
 # One random form: GPU fields, node/task shape, tier, account spelling, time, requeue.
+# On typed nodes, half the GPU requests name the type (t="a100:"), and the duplicate gres
+# list mixes a typed and an untyped entry: each must be counted once, as Slurm counts them.
 random_form() {
-    local f=() n
+    local f=() n t=""
+    [ -n "$TYPE" ] && [ $((RANDOM % 2)) = 0 ] && t="$TYPE:"
     case $((RANDOM % 10)) in
-        0) f+=(--gpus="$((RANDOM % 10 + 1))") ;;
-        1) f+=(--gres=gpu:"$((RANDOM % 5 + 1))") ;;
-        2) f+=(--gres="gpu:$((RANDOM % 4 + 1)),gpu:$((RANDOM % 4 + 1))") ;;
-        3) f+=(--gpus-per-node="$((RANDOM % 4 + 1))" -N "$(pick 1 2 1-2)") ;;
-        4) f+=(--gpus-per-task=1 -n "$((RANDOM % 10 + 1))") ;;
-        5) f+=(--gpus-per-task=1 --ntasks-per-node="$((RANDOM % 3 + 1))" -N "$(pick 1 2)") ;;
+        0) f+=(--gpus="$t$((RANDOM % 10 + 1))") ;;
+        1) f+=(--gres=gpu:"$t$((RANDOM % 5 + 1))") ;;
+        2) f+=(--gres="gpu:$t$((RANDOM % 4 + 1)),gpu:$((RANDOM % 4 + 1))") ;;
+        3) f+=(--gpus-per-node="$t$((RANDOM % 4 + 1))" -N "$(pick 1 2 1-2)") ;;
+        4) f+=(--gpus-per-task="${t}1" -n "$((RANDOM % 10 + 1))") ;;
+        5) f+=(--gpus-per-task="${t}1" --ntasks-per-node="$((RANDOM % 3 + 1))" -N "$(pick 1 2)") ;;
         6) n=$((RANDOM % 3 + 1)); f+=(--ntasks-per-gpu="$n" -n "$((n * (RANDOM % 5 + 1)))") ;;
         7) f+=(--exclusive -N "$(pick 1 2)") ;;
-        8) f+=(--gres=gpu:1 -n "$((RANDOM % 30 + 1))" $(pick "" --ntasks-per-node=8 --ntasks-per-node=16)) ;;
-        9) f+=(--gpus-per-socket="$((RANDOM % 3 + 1))" --sockets-per-node=2 -N "$(pick 1 2)") ;;
+        8) f+=(--gres=gpu:"${t}1" -n "$((RANDOM % 30 + 1))" $(pick "" --ntasks-per-node=8 --ntasks-per-node=16)) ;;
+        9) f+=(--gpus-per-socket="$t$((RANDOM % 3 + 1))" --sockets-per-node=2 -N "$(pick 1 2)") ;;
     esac
     case $((RANDOM % 4)) in 0) f+=(-p main,main) ;; 1) f+=(-p main) ;; *) ;; esac
     case $((RANDOM % 6)) in
@@ -69,7 +74,7 @@ minutes() { # scontrol's TimeLimit -> minutes (UNLIMITED stays)
     echo $(( (10#$d * 24 + 10#$h) * 60 + 10#$m ))
 }
 
-gpus_of_tres() { printf '%s' "$1" | tr ',' '\n' | sed -n 's/^\(gres[:/]\)\{0,1\}gpu:\([0-9]*\)$/\2/p' | sort -n | tail -1; }
+gpus_of_tres() { printf '%s' "$1" | tr ',' '\n' | sed -n 's/^\(gres[:/]\)\{0,1\}gpu:\([^:]*:\)\{0,1\}\([0-9]*\)$/\3/p' | sort -n | tail -1; }
 
 whole_nodes() {
     if grep -q '^Exclusive=' <<<"$1"; then
