@@ -8,12 +8,21 @@
 # nss_bench in a private mount namespace once per module: "files" over the big files
 # (bind-mounted over /etc/passwd and /etc/group), "cache" (Debian's libnss-cache) over
 # its files (overlay on /etc) and "allot" over the caches (overlay on /var/lib, module
-# via LD_LIBRARY_PATH). Prints ns per lookup and the ratio of the fastest peer to allot
-# (>1: allot faster).
-# The closing RESULT line gives allot's first lookup at 100,000 users (us) and, over every
-# figure (first lookup, getpwnam, getpwuid, getgrgid, getgrouplist at both sizes), the worst ratio of
-# allot's time to the fastest peer's; the peers measured are named in it (peers=files,cache:
-# sssd and nscd are not measured yet).
+# via LD_LIBRARY_PATH): env "host".
+# Then, env "deb12", in a private Debian 12 root (peer-run.sh: overlay of the cached root
+# tests/matrix made, own mount and PID namespaces, nothing started on the host): files, cache
+# and allot again, nscd over files and sssd's files provider (libnss_sss answering from its
+# memory cache), each daemon started for the run; its first pass fills its cache ("-cold"
+# rows), the measured pass repeats the same lookups, as a site's long-running daemon serves.
+# Prints ns per lookup and, per env, the ratio of the fastest peer to allot (>1: allot faster).
+# The closing RESULT line gives allot's first lookup at 100,000 users (us, host) and, over every
+# figure (first lookup, getpwnam, getpwuid, getgrgid, getgrouplist at both sizes, both envs;
+# ratios only within one env), the worst ratio of allot's time to the fastest peer's; peers=
+# names the peers measured (sss and nscd only when they answered at both sizes).
+# Needs libnss-cache on the host; for sss/nscd the cached root
+# ${ALLOT_CHROOT_CACHE:-/var/cache/allot}/chroot-bookworm and, once, Debian's archive (the
+# packages are kept in ${ALLOT_NSS_PEERS_DIR:-/var/tmp/allot-nss-peers}); without them the
+# daemons are left out and said so.
 # Root only (mount namespaces). Usage: bench/nss-lookup/run.sh [BUILD_DIR]
 set -eu
 # shellcheck disable=SC1091
@@ -30,6 +39,7 @@ cp "$B/plugins/nss/.libs/libnss_allot.so.2" "$W/lib/"
 run_ns() {  # run_ns <files|cache|allot> <N> <iters> <getgrouplist iters>
     local mode=$1 n=$2 it=$3 gl=$4
     sed "s/^passwd:.*/passwd: $mode/; s/^group:.*/group: $mode/" /etc/nsswitch.conf > "$W/nss.$mode"
+    # shellcheck disable=SC2016
     unshare -m --propagation private sh -c '
         W=$1 mode=$2 n=$3 it=$4 gl=$5
         case $mode in
@@ -45,11 +55,76 @@ run_ns() {  # run_ns <files|cache|allot> <N> <iters> <getgrouplist iters>
 
 ldconfig -p | grep -q 'libnss_cache\.so\.2 ' ||
     { echo "libnss-cache is not installed (Debian package libnss-cache)"; exit 1; }
+
+# The daemons (sssd, nscd) run in a private Debian 12 root, never on the host: an overlay of the
+# cached root (tests/matrix's, read-only), a layer holding the packages (made once, kept in
+# $PEERS_DIR) and a fresh writable layer per run, in its own mount and PID namespaces
+# (peer-run.sh). files, cache and allot are measured there too, so its ratios are
+# same-environment.
+PEERS_LOWER=${ALLOT_CHROOT_CACHE:-/var/cache/allot}/chroot-bookworm
+PEERS_DIR=${ALLOT_NSS_PEERS_DIR:-/var/tmp/allot-nss-peers}
+PKG=$PEERS_DIR/pkg
+peers_layer() {
+    [ -d "$PEERS_LOWER/usr/sbin" ] ||
+        { echo "no cached Debian 12 root $PEERS_LOWER (tests/matrix/run.sh bookworm makes it)"; return 1; }
+    [ -x "$PKG/usr/sbin/sssd" ] && [ -x "$PKG/usr/sbin/nscd" ] && return 0
+    rm -rf "$PEERS_DIR/pkgwk"
+    mkdir -p "$PKG" "$PEERS_DIR/pkgwk" "$PEERS_DIR/root"
+    # shellcheck disable=SC2016
+    unshare -m -p -f --mount-proc --propagation private sh -c '
+        L=$1 D=$2 R=$2/root
+        mount -t overlay overlay -o "lowerdir=$L,upperdir=$D/pkg,workdir=$D/pkgwk" "$R" &&
+        mount -t proc proc "$R/proc" && mount --bind /dev "$R/dev" &&
+        cp /etc/resolv.conf "$R/etc/resolv.conf" &&
+        printf "#!/bin/sh\nexit 101\n" > "$R/usr/sbin/policy-rc.d" && chmod +x "$R/usr/sbin/policy-rc.d" &&
+        chroot "$R" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root \
+            DEBIAN_FRONTEND=noninteractive sh -c "apt-get update -q &&
+            apt-get install -y -q --no-install-recommends sssd-common libnss-sss nscd libnss-cache"
+        ' sh "$PEERS_LOWER" "$PEERS_DIR" > "$W/apt.log" 2>&1 ||
+        { tail -5 "$W/apt.log"; echo "could not install sssd and nscd in the private root"; return 1; }
+}
+daemons=1
+peers_layer || daemons=0
+peer_ns() {  # peer_ns <mode> <N> <iters> <getgrouplist iters>
+    unshare -m -p -f --mount-proc --propagation private "$HERE/peer-run.sh" "$1" "$2" "$3" "$4" \
+        "$W" "$PKG" "$PEERS_LOWER" 2>> "$W/peers.log"
+}
+
 us() { LC_ALL=C awk -v a="$1" 'BEGIN { printf "%.1f\n", a / 1000 }'; }
-best() { LC_ALL=C awk -v a="$1" -v b="$2" 'BEGIN { print (a < b ? a : b) }'; }
+best() { LC_ALL=C awk -v a="$1" -v b="$2" 'BEGIN { print (b == "" || a < b ? a : b) }'; }
 worst=0
-printf '%-8s %-6s %12s %14s %14s %14s %16s\n' users module "first(us)" "getpwnam(ns)" "getpwuid(ns)" "getgrgid(ns)" "getgrouplist(ns)"
-row() { printf '%-8s %-6s %12.1f %14.0f %14.0f %14.0f %16.0f\n' "$1" "$2" "$(us "$3")" "$4" "$5" "$6" "$7"; }
+declare -A V  # V[env/n/mode] = "first name uid gid gl" (ns)
+printf '%-8s %-7s %-10s %12s %14s %14s %14s %16s\n' users env module "first(us)" "getpwnam(ns)" \
+    "getpwuid(ns)" "getgrgid(ns)" "getgrouplist(ns)"
+row() {  # row N ENV MODE first name uid gid gl
+    printf '%-8s %-7s %-10s %12.1f %14.0f %14.0f %14.0f %16.0f\n' "$1" "$2" "$3" "$(us "$4")" "$5" "$6" "$7" "$8"
+}
+# take N ENV MODE LINE: records nss_bench's line "n first name uid gid misses gl" and prints it
+take() {
+    local n=$1 env=$2 mode=$3 first name uid gid gl
+    read -r _ first name uid gid _ gl <<<"$4"
+    [ -n "$gl" ] || { echo "$n $env $mode: no figures (see $W/peers.log)"; return 1; }
+    V[$env/$n/$mode]="$first $name $uid $gid $gl"
+    row "$n" "$env" "$mode" "$first" "$name" "$uid" "$gid" "$gl"
+}
+# compare N ENV PEER...: best peer per figure against allot, folded into worst
+compare() {
+    local n=$1 env=$2 p i b=() a r
+    shift 2
+    read -r -a a <<<"${V[$env/$n/allot]}"
+    for p in "$@"; do
+        [ -n "${V[$env/$n/$p]:-}" ] || continue
+        read -r -a r <<<"${V[$env/$n/$p]}"
+        for i in 0 1 2 3 4; do b[i]=$(best "${r[i]}" "${b[i]:-}"); done
+    done
+    printf '%-8s %-7s %-10s %12s %14s %14s %14s %16s\n' "$n" "$env" "best/allot" \
+        "$(ratio "${b[0]}" "${a[0]}")" "$(ratio "${b[1]}" "${a[1]}")" "$(ratio "${b[2]}" "${a[2]}")" \
+        "$(ratio "${b[3]}" "${a[3]}")" "$(ratio "${b[4]}" "${a[4]}")"
+    for i in 0 1 2 3 4; do
+        worst=$(LC_ALL=C awk -v w="$worst" -v r="$(ratio "${a[i]}" "${b[i]}")" 'BEGIN { print (r > w ? r : w) }')
+    done
+}
+measured="files,cache"
 for n in 10000 100000; do
     mkdir -p "$W/$n/up/allot" "$W/$n/etcup"
     { cat /etc/passwd; awk -v n=$n 'BEGIN{for(i=0;i<n;i++) printf "bench%d:x:%d:%d:Bench User %d:/home/bench%d:/bin/bash\n", i, 200000+i, 300000+int(i/10), i, i}'; } > "$W/$n/passwd"
@@ -62,22 +137,31 @@ for n in 10000 100000; do
     "$HERE/nsscache-index.py" passwd "$W/$n/etcup/passwd.cache"
     "$HERE/nsscache-index.py" group "$W/$n/etcup/group.cache"
     it_files=$(( n >= 100000 ? 300 : 2000 ))
+    # The daemons' first pass goes to files for every name it has not seen: fewer lookups.
+    it_daemon=20000
     # libnss-cache has no initgroups_dyn: glibc enumerates every group through it.
-    read -r _ f_first f_name f_uid f_gid _ f_gl < <(run_ns files $n $it_files $it_files)
-    read -r _ c_first c_name c_uid c_gid _ c_gl < <(run_ns cache $n 200000 $it_files)
-    read -r _ a_first a_name a_uid a_gid _ a_gl < <(run_ns allot $n 200000 20000)
-    row $n files "$f_first" "$f_name" "$f_uid" "$f_gid" "$f_gl"
-    row $n cache "$c_first" "$c_name" "$c_uid" "$c_gid" "$c_gl"
-    row $n allot "$a_first" "$a_name" "$a_uid" "$a_gid" "$a_gl"
-    b_first=$(best "$f_first" "$c_first") b_name=$(best "$f_name" "$c_name")
-    b_uid=$(best "$f_uid" "$c_uid") b_gid=$(best "$f_gid" "$c_gid") b_gl=$(best "$f_gl" "$c_gl")
-    printf '%-8s %-6s %12s %14s %14s %14s %16s\n' $n ratio "best/allot" "$(ratio "$b_name" "$a_name")" \
-        "$(ratio "$b_uid" "$a_uid")" "$(ratio "$b_gid" "$a_gid")" "$(ratio "$b_gl" "$a_gl")"
-    printf '%-8s %-6s %12s\n' $n "" "first lookup best/allot $(ratio "$b_first" "$a_first")"
-    [ "$n" = 100000 ] && first_100k=$(us "$a_first")
-    for pair in "$a_first $b_first" "$a_name $b_name" "$a_uid $b_uid" "$a_gid $b_gid" "$a_gl $b_gl"; do
-        # shellcheck disable=SC2086
-        worst=$(LC_ALL=C awk -v w="$worst" -v r="$(ratio $pair)" 'BEGIN { print (r > w ? r : w) }')
+    take $n host files "$(run_ns files $n $it_files $it_files)"
+    take $n host cache "$(run_ns cache $n 200000 $it_files)"
+    take $n host allot "$(run_ns allot $n 200000 20000)"
+    compare $n host files cache
+    [ "$n" = 100000 ] && first_100k=$(us "${V[host/$n/allot]%% *}")
+    [ "$daemons" = 1 ] || continue
+    # The big files are this root's own /etc/passwd and /etc/group plus the users.
+    { cat "$PEERS_LOWER/etc/passwd"; grep '^bench' "$W/$n/passwd"; } > "$W/$n/passwd.deb12"
+    { cat "$PEERS_LOWER/etc/group"; grep '^benchg' "$W/$n/group"; } > "$W/$n/group.deb12"
+    mv "$W/$n/passwd.deb12" "$W/$n/passwd" && mv "$W/$n/group.deb12" "$W/$n/group"
+    take $n deb12 files "$(peer_ns files $n $it_files $it_files)" || true
+    take $n deb12 cache "$(peer_ns cache $n 200000 $it_files)" || true
+    take $n deb12 allot "$(peer_ns allot $n 200000 20000)" || true
+    for d in nscd sss; do
+        out=$(peer_ns $d $n $it_daemon $it_daemon) || true
+        take $n deb12 "$d-cold" "$(sed -n 's/^cold //p' <<<"$out")" || true
+        take $n deb12 $d "$(grep -v '^cold' <<<"$out")" || true
     done
+    [ -n "${V[deb12/$n/allot]:-}" ] && compare $n deb12 files cache sss nscd
 done
-result nss-lookup first_lookup_us_100k="$first_100k" allot_over_best_peer="$worst" peers=files,cache
+grep -h -e 'answered after' -e '^peer-run.sh' "$W/peers.log" 2>/dev/null || true
+for d in sss nscd; do
+    [ -n "${V[deb12/10000/$d]:-}" ] && [ -n "${V[deb12/100000/$d]:-}" ] && measured="$measured,$d"
+done
+result nss-lookup first_lookup_us_100k="$first_100k" allot_over_best_peer="$worst" peers=$measured
