@@ -13,3 +13,27 @@
 extern "C" {
 #include <slurm/spank.h>
 }
+
+#include <dlfcn.h>
+
+namespace allot::slurm_compat {
+
+// From 24.05 a libslurm RPC needs the auth, hash and (24.11) TLS plugins loaded, which
+// slurm_init() does. slurmstepd's spank prolog process loads none of them: there the first
+// RPC is fatal on 24.11 ("No hash plugins loaded", from auth.c) and a segfault on 26.05,
+// the prolog fails and slurmd drains the node. slurm_init() would also start plugins a
+// prolog must not (accounting storage), so only auth_g_init(), hash_g_init() and
+// tls_g_init() are called: libslurmfull's, undeclared, idempotent, resolved at run time
+// like slurm_load_job (22.05 needs none; where a name is missing it is skipped).
+// False when one exists and failed.
+inline bool load_rpc_plugins()
+{
+    using InitFn = int (*)();
+    for (const char* name : {"auth_g_init", "hash_g_init", "tls_g_init", "conn_g_init"}) {
+        auto init = reinterpret_cast<InitFn>(dlsym(RTLD_DEFAULT, name));
+        if (init && init() != SLURM_SUCCESS) return false;
+    }
+    return true;
+}
+
+}  // namespace allot::slurm_compat

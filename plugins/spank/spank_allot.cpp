@@ -117,6 +117,10 @@ bool query_ctld(uint32_t job_id, CtldJob& out)
         slurm_error("allot: slurm_load_job not available in this process");
         return false;
     }
+    if (!allot::slurm_compat::load_rpc_plugins()) {
+        slurm_error("allot: cannot load Slurm's auth, hash or TLS plugin; not asking slurmctld");
+        return false;
+    }
     job_info_msg_t* msg = nullptr;
     if (allot::slurm_compat::load_job(load_job, &msg, job_id, SHOW_ALL) != 0 || !msg) {
         slurm_error("allot: slurm_load_job(%u) failed (errno %d)", job_id, errno);

@@ -19,9 +19,8 @@
 # legs using the same cached root at the same time. The tests run as run.sh runs them:
 # own network and PID namespaces, loopback plus a veth with a private IPv4 (slurmdbd
 # 24.11+ binds through getaddrinfo(AI_ADDRCONFIG)). Each test's output is printed; the
-# last line is the sum of the tests' closing lines, `N passed, N failed`.
-# Limit: a test that mounts an overlay of its own under /tmp (spank-lab.sh's NSS view) fails
-# here, since an overlay cannot be the upper layer of another; run it in a run.sh leg.
+# last line is the sum of the tests' closing lines, `N passed, N failed`. /tmp is a tmpfs
+# of this run (emptied at its end), so a test can mount an overlay of its own there.
 set -euo pipefail
 # One compound command: bash has read all of it before it starts, so editing this file while
 # it runs is safe.
@@ -69,6 +68,9 @@ mount -t sysfs sysfs "$ROOT/sys" && MOUNTED+=("$ROOT/sys")
 mount --bind /dev "$ROOT/dev" && MOUNTED+=("$ROOT/dev")
 mount --bind /dev/pts "$ROOT/dev/pts" && MOUNTED+=("$ROOT/dev/pts")
 mount -t tmpfs -o mode=1777 shm "$ROOT/dev/shm" && MOUNTED+=("$ROOT/dev/shm")
+# /tmp on a tmpfs: a test's own overlay (spank-lab.sh's NSS view) needs an upper layer that
+# is not itself on overlayfs.
+mount -t tmpfs -o mode=1777 tmp "$ROOT/tmp" && MOUNTED+=("$ROOT/tmp")
 cp /etc/resolv.conf "$ROOT/etc/resolv.conf"
 cp /etc/hosts "$ROOT/etc/hosts"
 
@@ -85,7 +87,7 @@ rsync -rlpD --checksum --delete --exclude=.git --exclude=autom4te.cache --exclud
 in_root() { chroot "$ROOT" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root \
     LANG=C.UTF-8 "$@"; }
 
-DIRS=${ALLOT_RUN_ONE_MAKE:-lib plugins/job_submit plugins/spank plugins/nss syncd tests}
+DIRS=${ALLOT_RUN_ONE_MAKE:-lib plugins/job_submit plugins/spank plugins/nss syncd syncd/keys tests}
 say "building $DIRS against $(in_root dpkg-query -W -f 'slurmctld ${Version}' slurmctld)"
 in_root bash -c "cd /root/run-one-src &&
     { [ -x configure ] && [ -z \"\$(find configure.ac m4 -newer configure)\" ] || autoreconf -fi >/dev/null 2>&1; } &&
