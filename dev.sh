@@ -48,7 +48,8 @@ check() {
     step "make check (unit tests, ABI checks and the real-cluster lab)"
     local rc=0
     # The fuzz targets run for a bounded time each (fuzz/README.md).
-    ALLOT_LAB=1 ALLOT_FUZZ=1 ALLOT_FUZZ_SECONDS=${ALLOT_FUZZ_SECONDS:-20} make -j"$(nproc)" check || rc=$?
+    # -k: every directory's tests run, so one failure does not hide the others'.
+    ALLOT_LAB=1 ALLOT_FUZZ=1 ALLOT_FUZZ_SECONDS=${ALLOT_FUZZ_SECONDS:-20} make -k -j"$(nproc)" check || rc=$?
     summarize
     return $rc
 }
