@@ -146,6 +146,7 @@ PermitRootLogin prohibit-password
 SetEnv SLURM_CONF=$DEMO/lab/etc/slurm.conf
 C
     [ -d /run/sshd ] || mkdir -m 0755 /run/sshd
+    mkdir -p -m 0755 /run/sshd # what sshd's unit makes (RuntimeDirectory=sshd)
     start_bg sshd /usr/sbin/sshd -D -f "$DEMO/node/sshd_config" -E "$DEMO/log/sshd-auth.log"
     wait_port "$SSH_PORT" 20
 }

@@ -71,6 +71,7 @@ mount -t tmpfs -o mode=1777 shm "$ROOT/dev/shm" && MOUNTED+=("$ROOT/dev/shm")
 # /tmp on a tmpfs: a test's own overlay (spank-lab.sh's NSS view) needs an upper layer that
 # is not itself on overlayfs.
 mount -t tmpfs -o mode=1777 tmp "$ROOT/tmp" && MOUNTED+=("$ROOT/tmp")
+chmod 0711 "$ROOT/root" # lab users run programs of the tree under /root (as run.sh)
 cp /etc/resolv.conf "$ROOT/etc/resolv.conf"
 cp /etc/hosts "$ROOT/etc/hosts"
 

@@ -165,8 +165,11 @@ start_service ns unshare -m --propagation private sh -c '
 wait_for 10 "the mount namespace" test -e "$W/ns.ready" || abort "no namespace"
 NSPID=$(service_pid ns)
 inns() { nsenter -t "$NSPID" -m -- "$@"; }
+# sshd's privilege separation directory, which its unit (RuntimeDirectory=sshd) makes: absent
+# where no sshd was ever started (a fresh root, the matrix chroots).
+mkdir -p -m 0755 /run/sshd
 start_service sshd nsenter -t "$NSPID" -m -- /usr/sbin/sshd -D -f "$W/sshd_config" -E "$W/sshd.log"
-wait_port "$PORT" 10 || abort "sshd did not start"
+wait_port "$PORT" 10 || { cat "$W/sshd.log" 2>/dev/null; abort "sshd did not start"; }
 wait_port "$SCIM_PORT" 10 || abort "the SCIM fixture did not start"
 
 login() {  # login USER KEY → rc of `ssh USER@127.0.0.1 id -un` with keys/KEY; output in $W/out
