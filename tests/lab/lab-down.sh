@@ -49,16 +49,16 @@ stop_pid slurmdbd "$(pid_in "$LAB/run/slurmdbd.launch.pid")" 20
 stop_pid mariadbd "$(pid_in "$LAB/run/mariadbd.pid")" 30
 stop_pid munged "$(pid_in "$LAB/run/munged.pid")" 10
 
-# Users: only those this lab created, and only when no other lab is running.
-if [ -s "$LAB/run/created-users" ]; then
-    others=0
-    for pidfile in /tmp/*/run/slurmctld.launch.pid; do
-        [ "$pidfile" = "$LAB/run/slurmctld.launch.pid" ] && continue
-        alive "$(pid_in "$pidfile")" && others=1
-    done
-    if [ $others = 0 ] && [ "${LAB_KEEP_USERS:-0}" != 1 ]; then
-        while read -r u; do userdel "$u" 2>/dev/null; done <"$LAB/run/created-users"
-    fi
+# Users: those some lab created (never a user that was there before), removed by the last
+# lab out: no other lab's mark is left (lab-up.sh marks under the same lock).
+exec 8>/tmp/allot-lab-users.lock
+flock 8
+rm -f "$LAB/run/uses-lab-users"
+if [ -s /tmp/allot-lab-created-users ] && [ "${LAB_KEEP_USERS:-0}" != 1 ] &&
+    ! ls /tmp/*/run/uses-lab-users >/dev/null 2>&1; then
+    while read -r u; do userdel "$u" 2>/dev/null; done </tmp/allot-lab-created-users
+    rm -f /tmp/allot-lab-created-users
 fi
+exec 8>&-
 rm -f "$LAB"/run/*.pid
 if [ "${LAB_KEEP:-0}" = 1 ]; then echo "lab-down: stopped; kept $LAB"; else rm -rf "$LAB"; echo "lab-down: stopped and removed $LAB"; fi

@@ -75,18 +75,23 @@ chmod 1777 "$LAB/tmp"           # job output of every user
 # Jobs run as the users of the lab directory, with its uids (allot-syncd writes an
 # association only for a user whose uid resolves the same here); created once and recorded
 # so lab-down.sh can remove them.
+# Labs start and stop at the same moment under make check -j: one lock orders every lab's
+# user creation and removal, and each lab marks that it uses the users (lab-down.sh removes
+# them only when no other lab's mark is left).
+exec 8>/tmp/allot-lab-users.lock
+flock 8
 while read -r u uid _; do
     case $u in '#'* | '') continue ;; esac
     if ! id "$u" >/dev/null 2>&1; then
-        # Another lab starting at the same moment (make check -j on a fresh machine) may
-        # create it first; then it is that lab's to remove.
         if useradd -M -d /nonexistent -s /bin/bash -u "$uid" "$u" 2>/dev/null; then
-            echo "$u" >>"$LAB/run/created-users"
+            echo "$u" >>/tmp/allot-lab-created-users
         else
             id "$u" >/dev/null 2>&1 || die "cannot create user $u (uid $uid)"
         fi
     fi
 done <"${LAB_USERS_FILE-$HERE/lab-directory.txt}"
+: >"$LAB/run/uses-lab-users"
+exec 8>&-
 
 # ------------------------------------------------------------------ munge
 mungekey -c -k "$LAB/munge/munge.key" -b 1024 >/dev/null 2>&1
