@@ -1,6 +1,8 @@
 // login_checks.cpp - see login_checks.hpp.
 #include "login_checks.hpp"
 
+#include "allot/policy.hpp"
+
 #include <sstream>
 #include <vector>
 
@@ -84,7 +86,10 @@ std::optional<std::string> sshd_value(std::string_view sshd_t, std::string_view 
     std::string line;
     while (std::getline(in, line)) {
         size_t sp = line.find(' ');
-        if (sp == std::string::npos || line.compare(0, sp, keyword) != 0) continue;
+        // OpenSSH 10 prints keywords in their documented case ("UsePAM"), older releases in
+        // lower case: compare as sshd itself parses them, case-insensitively.
+        if (sp == std::string::npos || allot::lower(std::string_view(line).substr(0, sp)) != keyword)
+            continue;
         return line.substr(sp + 1);
     }
     return std::nullopt;

@@ -13,7 +13,7 @@
 
 namespace allot::doctor {
 
-// `sshd -T`: one "keyword value" per line, keywords lower-case.
+// `sshd -T`: one "keyword value" per line; KEYWORD in lower case matches any case.
 std::optional<std::string> sshd_value(std::string_view sshd_t, std::string_view keyword);
 
 // allot-keys answers sshd's AuthorizedKeysCommand with the user's name (%u).

@@ -22,6 +22,11 @@ TEST(Sshd, KeysCommandMustBeAllotKeysWithTheUser)
     EXPECT_EQ(check_sshd_use_pam(none).severity, Severity::Fail);
     Result<std::string> no_user = std::string("authorizedkeyscommand /opt/allot-keys\n");
     EXPECT_EQ(check_sshd_keys_command(no_user).severity, Severity::Fail);
+    // OpenSSH 10 (Debian sid) prints keywords in their documented case.
+    Result<std::string> openssh10 = std::string(
+        "Port 22\nAuthorizedKeysCommand /usr/libexec/allot/allot-keys %u\nUsePAM yes\n");
+    EXPECT_EQ(check_sshd_keys_command(openssh10).severity, Severity::Ok);
+    EXPECT_EQ(check_sshd_use_pam(openssh10).severity, Severity::Ok);
     Result<std::string> failed = make_error("`sshd -T` failed: bad line 3");
     EXPECT_NE(check_sshd_keys_command(failed).what.find("bad line 3"), std::string::npos);
 }

@@ -32,7 +32,9 @@ now() { date +%s.%N; }
 say() { printf '  %s\n' "$*"; }
 demo_die() { echo "demo: $*" >&2; return 1; }
 _ns_pid() { cat "$DEMO/run/ns.pid" 2>/dev/null; }
-in_demo() { nsenter -t "$(_ns_pid)" -m -- env SLURM_CONF="$DEMO/lab/etc/slurm.conf" "$@"; }
+# -r -w: setns() into a mount namespace moves root and cwd to the namespace's root, which
+# in a chroot (the matrix legs) is the host's: keep the namespace process's own.
+in_demo() { nsenter -t "$(_ns_pid)" -m -r -w -- env SLURM_CONF="$DEMO/lab/etc/slurm.conf" "$@"; }
 as_user() {
     local u=$1
     shift
@@ -45,7 +47,7 @@ as_user() {
 start_bg() {
     local name=$1
     shift
-    setsid nsenter -t "$(_ns_pid)" -m -- "$@" </dev/null >"$DEMO/log/$name.log" 2>&1 &
+    setsid nsenter -t "$(_ns_pid)" -m -r -w -- "$@" </dev/null >"$DEMO/log/$name.log" 2>&1 &
     echo $! >"$DEMO/run/$name.pid"
 }
 

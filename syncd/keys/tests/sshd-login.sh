@@ -164,11 +164,12 @@ start_service ns unshare -m --propagation private sh -c '
     touch "$W/ns.ready" && exec sleep 100000' sh "$W" "$LIBDIR"
 wait_for 10 "the mount namespace" test -e "$W/ns.ready" || abort "no namespace"
 NSPID=$(service_pid ns)
-inns() { nsenter -t "$NSPID" -m -- "$@"; }
+# -r -w: entering a mount namespace resets root and cwd to its root (the host's, in a chroot).
+inns() { nsenter -t "$NSPID" -m -r -w -- "$@"; }
 # sshd's privilege separation directory, which its unit (RuntimeDirectory=sshd) makes: absent
 # where no sshd was ever started (a fresh root, the matrix chroots).
 mkdir -p -m 0755 /run/sshd
-start_service sshd nsenter -t "$NSPID" -m -- /usr/sbin/sshd -D -f "$W/sshd_config" -E "$W/sshd.log"
+start_service sshd nsenter -t "$NSPID" -m -r -w -- /usr/sbin/sshd -D -f "$W/sshd_config" -E "$W/sshd.log"
 wait_port "$PORT" 10 || { cat "$W/sshd.log" 2>/dev/null; abort "sshd did not start"; }
 wait_port "$SCIM_PORT" 10 || abort "the SCIM fixture did not start"
 
@@ -243,7 +244,7 @@ logs_in "login node: root still gets in with its own key" root root root
 expect_eq "getent passwd root in the namespace: the local root" "$(inns getent passwd root)" \
     "$(getent passwd root)"
 check "allot-keys said why (syslog is absent here: -v)" sh -c \
-    "nsenter -t $NSPID -m -- '$W/bin/allot-keys' -v --config '$W/allot.yaml' root 2>&1 |
+    "nsenter -t $NSPID -m -r -w -- '$W/bin/allot-keys' -v --config '$W/allot.yaml' root 2>&1 |
      grep -q 'source=not-directory-user'"
 
 write_config login
@@ -259,7 +260,7 @@ refused "no node.role: user with a job refused" sshalice sshalice
 refused "no node.role: key from a file refused by pam_allot" sshcarol sshcarol
 logs_in "no node.role: root still gets in" root root root
 check "no node.role: allot-keys says what to set" sh -c \
-    "nsenter -t $NSPID -m -- '$W/bin/allot-keys' -v --config '$W/allot.yaml' sshalice 2>&1 |
+    "nsenter -t $NSPID -m -r -w -- '$W/bin/allot-keys' -v --config '$W/allot.yaml' sshalice 2>&1 |
      grep -q 'node.role is not set'"
 write_config compute
 
