@@ -201,13 +201,18 @@ dist_tarball() {
     # A tree configured in place (dev.sh build) makes its own dist; otherwise a scratch build.
     local build=${ALLOT_MATRIX_BUILD:-/tmp/allot-matrix-dist}
     [ -z "${ALLOT_MATRIX_BUILD:-}" ] && [ -f "$TOP/Makefile" ] && build=$TOP
+    # A scratch build configured from another tree (an earlier clone) would package that one.
+    if [ "$build" = /tmp/allot-matrix-dist ] && ! grep -qxF "srcdir='$TOP'" "$build/config.status" 2>/dev/null; then
+        rm -rf "$build"
+    fi
     if [ ! -f "$build/Makefile" ]; then
         [ -x "$TOP/configure" ] || (cd "$TOP" && autoreconf -fi) >&2
         mkdir -p "$build"
         (cd "$build" && "$TOP/configure" -q) >&2
     fi
-    make -C "$build" -s dist >&2
-    ls -t "$build"/allot-*.tar.gz | head -1
+    rm -f "$build"/allot-*.tar.gz
+    make -C "$build" -s dist >&2 || die "make dist in $build"
+    ls "$build"/allot-*.tar.gz
 }
 
 # The tests run with their own network and PID namespaces. Besides loopback the network has
