@@ -15,7 +15,6 @@
 // A login-node client: it links liballot, libcurl and libmunge, never the
 // server's code, SQLite or httplib (scim/tests/kube_token_deps.sh checks).
 #include <curl/curl.h>
-#include <fcntl.h>
 #include <pwd.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -34,6 +33,7 @@
 #include <utility>
 
 #include "allot/config.hpp"
+#include "allot/file_io.hpp"
 #include "allot/json.hpp"
 #include "allot/scim_model.hpp"
 #include "allot/token_exchange.hpp"
@@ -220,23 +220,21 @@ Status make_private_dirs(const std::string& dir)
     return Unit{};
 }
 
-// Written to a private temporary file, then renamed: never a half-written cache.
+// Replaced at once (a private temporary, then renamed): never a half-written cache.
 void save_token(const std::string& cache_dir, const std::string& cache_file, const Token& t)
 {
     if (auto made = make_private_dirs(cache_dir); !made) {
         std::cerr << "allot-kube-token: not caching: " << made.error().message << "\n";
         return;
     }
-    const std::string tmp = cache_file + ".tmp." + std::to_string(getpid());
-    const int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-    if (fd < 0) return;
     JsonPtr c(cJSON_CreateObject());
     cJSON_AddStringToObject(c.get(), "token", t.value.c_str());
     cJSON_AddNumberToObject(c.get(), "expiry", static_cast<double>(t.expiry));
-    const std::string text = json_print(c.get());
-    const bool wrote = write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
-    close(fd);
-    if (!wrote || rename(tmp.c_str(), cache_file.c_str()) != 0) unlink(tmp.c_str());
+    AtomicWrite how;
+    how.mode = 0600;
+    how.fsync = false;  // a lost cache costs one token exchange
+    if (auto saved = write_file_atomically(cache_file, json_print(c.get()), how); !saved)
+        std::cerr << "allot-kube-token: not caching: " << saved.error().message << "\n";
 }
 
 // POSTs the token exchange request; the HTTP status and body, or a transport error.
