@@ -34,6 +34,7 @@ esac
 [ "$(id -u)" = 0 ] || { echo "run-one.sh: run as root (overlay, chroot, namespaces)"; exit 1; }
 
 HERE=$(cd "$(dirname "$0")" && pwd)
+. "$HERE/test-ns.sh"
 TOP=$(cd "$HERE/../.." && pwd)
 LOWER=${ALLOT_CHROOT_CACHE:-/var/cache/allot}/chroot-$SUITE
 WORK=${ALLOT_RUN_ONE_DIR:-/tmp/allot-run-one-$SUITE}
@@ -97,13 +98,9 @@ in_root bash -c "cd /root/run-one-src &&
     for d in $DIRS; do make -s -j$(nproc) -C \$d >>make.log 2>&1 || { tail -30 make.log; exit 1; }; done" ||
     { say "FAILED: build"; exit 1; }
 
-# As run.sh's in_test_ns: own network (loopback + a veth with an IPv4) and PID namespaces.
-in_test_ns() {
-    unshare --net --pid --fork --kill-child --mount-proc="$ROOT/proc" sh -c 'ip link set lo up &&
-        ip link add allot0 type veth peer name allot1 && ip addr add 10.254.0.1/30 dev allot0 &&
-        ip link set allot0 up && ip link set allot1 up && exec "$@"' sh \
-        chroot "$ROOT" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF-8 \
-        ALLOT_LAB=1 ALLOT_TOP_SRCDIR=/root/run-one-src ALLOT_TOP_BUILDDIR=/root/run-one-build \
+# As run.sh runs a leg's tests (test-ns.sh), with this copy's build.
+run_test() {
+    in_test_ns "$ROOT" ALLOT_LAB=1 ALLOT_TOP_SRCDIR=/root/run-one-src ALLOT_TOP_BUILDDIR=/root/run-one-build \
         ${DIFF_SEED:+DIFF_SEED=$DIFF_SEED} ${DIFF_CASES:+DIFF_CASES=$DIFF_CASES} "$@"
 }
 
@@ -117,7 +114,7 @@ for t in "$@"; do
         mkdir -p "$ROOT/root/run-one-extra" && cp "$t" "$ROOT/root/run-one-extra/"
         path=/root/run-one-extra/$(basename "$t")
     fi
-    in_test_ns bash "$path" 2>&1 | tee "$out" || rc=1
+    run_test bash "$path" 2>&1 | tee "$out" || rc=1
     line=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$out" | tail -1 || true)
     [ -n "$line" ] || { line="0 passed, 1 failed"; rc=1; }
     passed=$((passed + $(cut -d' ' -f1 <<<"$line")))

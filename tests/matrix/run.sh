@@ -32,6 +32,7 @@ esac
 [ "$(id -u)" = 0 ] || { echo "run.sh: run as root (debootstrap, chroot, mounts)"; exit 1; }
 
 HERE=$(cd "$(dirname "$0")" && pwd)
+. "$HERE/test-ns.sh"
 TOP=$(cd "$HERE/../.." && pwd)
 CACHE=${ALLOT_CHROOT_CACHE:-/var/cache/allot}
 ROOT=$CACHE/chroot-$SUITE
@@ -215,17 +216,6 @@ dist_tarball() {
     ls "$build"/allot-*.tar.gz
 }
 
-# The tests run with their own network and PID namespaces. Besides loopback the network has
-# one veth pair with a private address: getaddrinfo(AI_ADDRCONFIG), with which slurmdbd 24.11+
-# binds its port, finds no IPv4 at all on a loopback-only host.
-in_test_ns() {
-    unshare --net --pid --fork --kill-child --mount-proc="$ROOT/proc" sh -c 'ip link set lo up &&
-        ip link add allot0 type veth peer name allot1 && ip addr add 10.254.0.1/30 dev allot0 &&
-        ip link set allot0 up && ip link set allot1 up && exec "$@"' sh \
-        chroot "$ROOT" /usr/bin/env -i PATH=/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF-8 \
-        npm_config_offline=true "$@"
-}
-
 build_and_test() {
     local tarball t0
     tarball=$(dist_tarball)
@@ -255,7 +245,7 @@ build_and_test() {
     local rc=0
     # The fuzz targets run briefly here (they fuzz the same code on every release; bookworm's
     # leg gives them 20 s each): CI's time goes to the lab.
-    in_test_ns bash -c "cd /root/allot-matrix/allot-*/ && ALLOT_FUZZ_SECONDS=${ALLOT_MATRIX_FUZZ_SECONDS:-5} ./dev.sh check" 2>&1 |
+    in_test_ns "$ROOT" npm_config_offline=true bash -c "cd /root/allot-matrix/allot-*/ && ALLOT_FUZZ_SECONDS=${ALLOT_MATRIX_FUZZ_SECONDS:-5} ./dev.sh check" 2>&1 |
         tee "$CACHE/check-$SUITE.log" || rc=$?
     CLOSING=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$CACHE/check-$SUITE.log" | tail -1 || true)
     say "lab suite took $(($(date +%s) - t0))s (exit $rc)"
