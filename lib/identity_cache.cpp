@@ -4,6 +4,7 @@
 #include "allot/identity_cache.hpp"
 
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -256,10 +257,67 @@ Status check_trusted_dir(const std::string& dir, const struct stat& st)
     return ok_status();
 }
 
+std::string generation_image(uint64_t counter)
+{
+    idcache::GenerationFile g{};
+    std::memcpy(g.magic, idcache::kGenerationMagic, sizeof g.magic);
+    g.endian = idcache::kCacheEndian;
+    g.version = idcache::kGenerationVersion;
+    g.counter = counter;
+    std::string out;
+    append_pod(out, g);
+    return out;
+}
+
+// Adds 1 to the counter of the generation file open on `fd`, in place, with
+// one atomic store through a shared mapping (what the readers' mappings see);
+// false when it is not a file the readers would map, or not the writer's.
+bool bump_in_place(int fd)
+{
+    struct stat st;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) ||
+        st.st_size != static_cast<off_t>(sizeof(idcache::GenerationFile)) ||
+        st.st_uid != geteuid() || (st.st_mode & (S_IWGRP | S_IWOTH)) != 0)
+        return false;
+    void* map =
+        mmap(nullptr, sizeof(idcache::GenerationFile), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (map == MAP_FAILED) return false;
+    idcache::GenerationFile g;
+    std::memcpy(&g, map, sizeof g);
+    const bool valid = std::memcmp(g.magic, idcache::kGenerationMagic, sizeof g.magic) == 0 &&
+                       g.endian == idcache::kCacheEndian &&
+                       g.version == idcache::kGenerationVersion;
+    if (valid)
+        __atomic_add_fetch(reinterpret_cast<uint64_t*>(static_cast<unsigned char*>(map) +
+                                                       idcache::kGenerationCounterOffset),
+                           1, __ATOMIC_SEQ_CST);
+    munmap(map, sizeof(idcache::GenerationFile));
+    return valid;
+}
+
+// Tells the readers that the caches in `dir` were replaced (after the
+// renames: a reader that sees the new counter finds the new files). The file
+// is made once, by rename, and never rewritten or truncated after that: the
+// readers map it, and a file truncated under a mapping faults its readers.
+Status bump_generation(const std::string& dir, bool fsync)
+{
+    const std::string path = dir + "/" + idcache::kGenerationFile;
+    const int fd = open(path.c_str(), O_RDWR | O_CLOEXEC | O_NOCTTY | O_NOFOLLOW | O_NONBLOCK);
+    if (fd >= 0) {
+        const bool bumped = bump_in_place(fd);
+        close(fd);
+        if (bumped) return ok_status();
+    }
+    // None yet, or one the readers would not map: a new file (readers that
+    // mapped an old one see the new within their recheck interval).
+    return write_file_atomically(path, generation_image(1), AtomicWrite{0644, gid_t(-1), fsync});
+}
+
 }  // namespace
 
 bool is_cache_temporary(std::string_view name)
 {
+    if (is_temporary_of(idcache::kGenerationFile, name)) return true;
     for (const char* file : {kPasswdCacheFile, kGroupCacheFile, kKeysCacheFile})
         if (is_temporary_of(file, name)) return true;
     return false;
@@ -379,6 +437,7 @@ Result<bool> publish_identity_cache(const std::string& dir, const std::vector<Po
         if (auto r = write_file_atomically(dir + "/" + f.name, *f.bytes, how); !r) {
             const std::string so_far = published.empty() ? std::string(" (no cache replaced)")
                                                          : " (already replaced:" + published + ")";
+            if (!published.empty()) bump_generation(dir, options.fsync);
             return Error(r.error().code, r.error().message + so_far);
         }
         published += " " + std::string(f.name);
@@ -391,6 +450,9 @@ Result<bool> publish_identity_cache(const std::string& dir, const std::vector<Po
             close(dfd);
         }
     }
+    if (auto r = bump_generation(dir, options.fsync); !r)
+        return Error(r.error().code, r.error().message + " (caches replaced; readers see them " +
+                                         "within their recheck interval)");
     return true;
 }
 

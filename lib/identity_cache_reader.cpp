@@ -9,8 +9,10 @@
 
 #include <fcntl.h>
 #include <limits.h>
+#include <sched.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -773,14 +775,221 @@ bool keys_by_name(const Snapshot* snap, const char* name, size_t len, KeysView* 
     return true;
 }
 
+// --- the steady path -------------------------------------------------------
+
 namespace {
+
+// CLOCK_MONOTONIC_COARSE is read in the vDSO (no system call) and moves in
+// ticks of 1-4 ms, fine for intervals of a second. -1 when it cannot be read:
+// every interval then counts as passed (the slow path, never a stale answer).
+int64_t coarse_now_ns()
+{
+    struct timespec ts;
+    if (clock_gettime(CLOCK_MONOTONIC_COARSE, &ts) != 0) return -1;
+    return ns_of(ts);
+}
+
+bool interval_passed(int64_t now, const int64_t* checked, int64_t interval)
+{
+    return now < 0 || now - __atomic_load_n(checked, __ATOMIC_RELAXED) >= interval;
+}
+
+// Steady readers take a published pointer without the lock. A reader counts
+// itself in `readers` only between loading the pointer and taking its
+// reference (a few instructions); whoever unpublishes waits for that count to
+// fall to zero before the object may go. Sequentially consistent on both
+// sides: either the reader's count is seen by the waiter or the reader sees
+// the pointer gone.
+void enter(int* readers)
+{
+    __atomic_add_fetch(readers, 1, __ATOMIC_SEQ_CST);
+}
+void leave(int* readers)
+{
+    __atomic_sub_fetch(readers, 1, __ATOMIC_RELEASE);
+}
+
+// How long an unpublish waits for the readers; past it the object is kept for
+// good (a leak, never a use after free): a thread stopped in those few
+// instructions for a second is a process in trouble already.
+constexpr int64_t kQuiesceNs = 1000 * 1000 * 1000;
+
+bool quiesce(int* readers)
+{
+    int64_t start = -1;
+    while (__atomic_load_n(readers, __ATOMIC_SEQ_CST) != 0) {
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        if (start < 0) start = ns_of(ts);
+        if (ns_of(ts) - start > kQuiesceNs) return false;
+        sched_yield();
+    }
+    return true;
+}
+
+// Takes `current` off the steady path. When a reader may still be taking a
+// reference to it, the handle gives it a reference it never drops.
+void unpublish(CacheHandle& h)
+{
+    if (!__atomic_exchange_n(&h.published, nullptr, __ATOMIC_SEQ_CST)) return;
+    if (!quiesce(&h.readers)) snapshot_ref(h.current);
+}
+
+// Replaces the handle's own snapshot (under h.mu).
+void replace_current(CacheHandle& h, Snapshot* fresh)
+{
+    unpublish(h);
+    if (h.current) snapshot_unref(h.current);
+    h.current = fresh;
+}
+
+// The steady path: the published snapshot, referenced, when the generation
+// counter still holds the value read before the files were last looked at
+// and the recheck interval has not passed; null sends the caller to the slow
+// path. No system call, no lock.
+Snapshot* pin_published(CacheHandle& h)
+{
+    if (h.recheck_ns <= 0) return nullptr;
+    const int64_t now = coarse_now_ns();
+    enter(&h.readers);
+    Snapshot* s = __atomic_load_n(&h.published, __ATOMIC_SEQ_CST);
+    const uint64_t* gen = __atomic_load_n(&h.gen, __ATOMIC_ACQUIRE);
+    if (s && gen &&
+        __atomic_load_n(gen, __ATOMIC_ACQUIRE) == __atomic_load_n(&h.gen_seen, __ATOMIC_RELAXED) &&
+        !interval_passed(now, &h.checked_ns, h.recheck_ns))
+        snapshot_ref(s);
+    else
+        s = nullptr;
+    leave(&h.readers);
+    return s;
+}
+
+// The counter as the slow path reads it before it looks at the files, and
+// which mapping it came from.
+struct GenRead {
+    bool valid;
+    uint64_t value;
+    uint64_t maps;
+};
+GenRead read_generation(CacheHandle& h)
+{
+    GenRead g{false, 0, 0};
+    enter(&h.readers);
+    const uint64_t* gen = __atomic_load_n(&h.gen, __ATOMIC_SEQ_CST);
+    g.maps = __atomic_load_n(&h.gen_maps, __ATOMIC_ACQUIRE);
+    if (gen) {
+        g.valid = true;
+        g.value = __atomic_load_n(gen, __ATOMIC_ACQUIRE);
+    }
+    leave(&h.readers);
+    return g;
+}
+
+// Forgets the generation file (under h.mu): back to a stat() per acquire.
+void drop_generation(CacheHandle& h)
+{
+    if (!h.gen_map) return;
+    unpublish(h);
+    __atomic_store_n(&h.gen, nullptr, __ATOMIC_SEQ_CST);
+    if (quiesce(&h.readers)) munmap(h.gen_map, sizeof(GenerationFile));
+    h.gen_map = nullptr;
+    h.gen_dev = 0;
+    h.gen_ino = 0;
+    __atomic_add_fetch(&h.gen_maps, 1, __ATOMIC_RELEASE);
+}
+
+// "<directory of path>/generation"; false when it does not fit.
+bool generation_path(const char* path, char* out, size_t len)
+{
+    const char* slash = std::strrchr(path, '/');
+    if (!slash) return false;
+    const size_t dir = size_t(slash - path) + 1;
+    const size_t name = std::strlen(kGenerationFile);
+    if (dir + name + 1 > len) return false;
+    std::memcpy(out, path, dir);
+    std::memcpy(out + dir, kGenerationFile, name + 1);
+    return true;
+}
+
+bool generation_valid(const void* map)
+{
+    GenerationFile g;
+    std::memcpy(&g, map, sizeof g);
+    return std::memcmp(g.magic, kGenerationMagic, sizeof g.magic) == 0 &&
+           g.endian == kCacheEndian && g.version == kGenerationVersion;
+}
+
+// Maps the generation file of a trusted regular file `fd` (`st`); null when it
+// is not one. The caller has checked its directories.
+void* map_generation(int fd, const struct stat& st, const TrustPolicy& trust)
+{
+    if (!S_ISREG(st.st_mode) || st.st_size != off_t(sizeof(GenerationFile)) ||
+        check_trusted_stat(st, trust, nullptr) != Fault::None)
+        return nullptr;
+    void* map = mmap(nullptr, sizeof(GenerationFile), PROT_READ, MAP_SHARED, fd, 0);
+    if (map == MAP_FAILED) return nullptr;
+    if (generation_valid(map)) return map;
+    munmap(map, sizeof(GenerationFile));
+    return nullptr;
+}
+
+// Makes the handle follow the generation file beside its cache (under h.mu):
+// maps it when it appears or was replaced, forgets it when it is gone or
+// cannot be trusted. `dirs_checked`: the directories were walked just now.
+void follow_generation(CacheHandle& h, bool dirs_checked)
+{
+    char path[PATH_MAX];
+    struct stat st;
+    if (!generation_path(h.path, path, sizeof path) || lstat(path, &st) != 0)
+        return drop_generation(h);
+    if (h.gen_map && st.st_dev == h.gen_dev && st.st_ino == h.gen_ino &&
+        st.st_size == off_t(sizeof(GenerationFile)))
+        return;  // the one mapped
+    const int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NOFOLLOW | O_NONBLOCK);
+    if (fd < 0) return drop_generation(h);
+    void* map = nullptr;
+    if (fstat(fd, &st) == 0 &&
+        (dirs_checked || check_trusted_dirs(path, h.trust, nullptr, nullptr, 0) == Fault::None))
+        map = map_generation(fd, st, h.trust);
+    close(fd);
+    drop_generation(h);
+    if (!map) return;
+    h.gen_map = map;
+    h.gen_dev = st.st_dev;
+    h.gen_ino = st.st_ino;
+    __atomic_add_fetch(&h.gen_maps, 1, __ATOMIC_RELEASE);
+    __atomic_store_n(&h.gen,
+                     reinterpret_cast<const uint64_t*>(static_cast<const unsigned char*>(map) +
+                                                       kGenerationCounterOffset),
+                     __ATOMIC_RELEASE);
+}
+
+// After a slow acquire that found `snap` (under h.mu): looks at the
+// generation file when there is reason to, and publishes `snap` for the
+// steady path when the counter read before the files were looked at came from
+// the mapping the handle still has. Otherwise the next acquire is slow again.
+void update_steady(CacheHandle& h, Snapshot* snap, const GenRead& g, int64_t now, bool dirs_checked)
+{
+    // Without a generation file every acquire stat()s the cache; whether one
+    // has appeared is asked when a new cache is mapped (a writer that makes
+    // one publishes first) and once per interval.
+    if (dirs_checked || interval_passed(now, &h.checked_ns, h.recheck_ns)) {
+        follow_generation(h, dirs_checked);
+        __atomic_store_n(&h.checked_ns, now, __ATOMIC_RELAXED);
+    }
+    if (!g.valid || g.maps != h.gen_maps || !h.gen_map || now < 0) return unpublish(h);
+    __atomic_store_n(&h.gen_seen, g.value, __ATOMIC_RELAXED);
+    __atomic_store_n(&h.checked_ns, now, __ATOMIC_RELAXED);
+    __atomic_store_n(&h.published, snap, __ATOMIC_SEQ_CST);
+}
+
+// --- the slow path ----------------------------------------------------------
 
 // Forgets the current file: a removed or untrusted cache must stop answering,
 // like a corrupt one.
 void drop_current(CacheHandle& h, Fault fault, const char* why)
 {
-    if (h.current) snapshot_unref(h.current);
-    h.current = nullptr;
+    replace_current(h, nullptr);
     __atomic_store_n(&h.have_ident, false, __ATOMIC_RELAXED);
     h.last_error = why;
     h.last_fault = fault;
@@ -796,8 +1005,7 @@ Snapshot* refresh(CacheHandle& h, const struct stat& st, bool stated)
     // The handle serves lookups (libnss_allot): each checks what it follows, so
     // the first lookup of a process does not read the whole file.
     Snapshot* fresh = open_file(h.path, h.kind, Check::Lookup, &h.trust, &mapped, &fault, &err);
-    if (h.current) snapshot_unref(h.current);
-    h.current = fresh;
+    replace_current(h, fresh);
     // Remember what was opened (not what was stat'ed: it may have been
     // replaced in between). Only an invalid image is remembered as failed; a
     // vanished or untrusted file is looked at again on the next acquire.
@@ -818,51 +1026,62 @@ void note_refusal(CacheHandle& h, const char* where, const char* why)
     h.log(where, why);
 }
 
-}  // namespace
-
-Snapshot* cache_acquire(CacheHandle* h, const char** why, Fault* fault) noexcept
+// What the slow path found, under h.mu: the snapshot to answer from (not yet
+// referenced) and whether the directories were walked for it.
+struct Looked {
+    Snapshot* snap;
+    bool dirs_checked;
+};
+Looked look_at_file(CacheHandle& h, bool known, bool exists, const struct stat& st, char* where,
+                    size_t where_len)
 {
-    if (!h || !h->path) {
-        if (why) *why = "no cache path";
-        set_fault(fault, Fault::Missing);
-        return nullptr;
+    if (!exists) {
+        drop_current(h, Fault::Missing, "missing");
+        return Looked{nullptr, false};
     }
+    // The file that was checked and mapped: anything done through a writable
+    // directory (replacing the file, or a directory above it) would have
+    // changed its identity, so its directories need no new walk.
+    if (known && same_ident(h, st)) return Looked{h.ident_failed ? nullptr : h.current, false};
+    const char* dir_why = nullptr;
+    const Fault dir_fault = check_trusted_dirs(h.path, h.trust, &dir_why, where, where_len);
+    if (dir_fault != Fault::None) {
+        drop_current(h, dir_fault, dir_why);
+        return Looked{nullptr, true};
+    }
+    return Looked{refresh(h, st, known), true};
+}
+
+Snapshot* acquire_slow(CacheHandle& h, const char** why, Fault* fault)
+{
+    // The counter is read before the files are looked at: a publish after
+    // this read bumps it again, so the next acquire looks again.
+    const int64_t now = h.recheck_ns > 0 ? coarse_now_ns() : -1;
+    const GenRead gen = h.recheck_ns > 0 ? read_generation(h) : GenRead{false, 0, 0};
     // Before a file is known there is nothing to compare a stat() with: the
     // walk and the open (whose fstat gives the identity) come first, one
     // system call less on the first lookup of each process. The flag is only
     // a hint read without the lock; a stale "unknown" costs a redundant open.
     struct stat st;
     std::memset(&st, 0, sizeof st);
-    const bool known = __atomic_load_n(&h->have_ident, __ATOMIC_RELAXED);
-    const bool exists = !known || stat(h->path, &st) == 0;
+    const bool known = __atomic_load_n(&h.have_ident, __ATOMIC_RELAXED);
+    const bool exists = !known || stat(h.path, &st) == 0;
     char where[PATH_MAX] = "";
-    pthread_mutex_lock(&h->mu);
-    Snapshot* result = nullptr;
-    if (!exists) {
-        drop_current(*h, Fault::Missing, "missing");
-    } else if (known && same_ident(*h, st)) {
-        // The file that was checked and mapped: anything done through a
-        // writable directory (replacing the file, or a directory above it)
-        // would have changed its identity, so its directories need no new walk.
-        result = h->ident_failed ? nullptr : h->current;
-    } else {
-        const char* dir_why = nullptr;
-        const Fault dir_fault =
-            check_trusted_dirs(h->path, h->trust, &dir_why, where, sizeof where);
-        if (dir_fault != Fault::None)
-            drop_current(*h, dir_fault, dir_why);
-        else
-            result = refresh(*h, st, known);
-    }
+    pthread_mutex_lock(&h.mu);
+    const Looked looked = look_at_file(h, known, exists, st, where, sizeof where);
+    Snapshot* result = looked.snap;
     if (result) {
+        if (h.recheck_ns > 0) update_steady(h, result, gen, now, looked.dirs_checked);
         snapshot_ref(result);
-        h->logged = nullptr;
-    } else if (h->last_fault == Fault::Untrusted || h->last_fault == Fault::Invalid) {
-        note_refusal(*h, where[0] ? where : h->path, h->last_error);
+        h.logged = nullptr;
+    } else {
+        unpublish(h);
+        if (h.last_fault == Fault::Untrusted || h.last_fault == Fault::Invalid)
+            note_refusal(h, where[0] ? where : h.path, h.last_error);
     }
-    const char* err = h->last_error;
-    const Fault f = h->last_fault;
-    pthread_mutex_unlock(&h->mu);
+    const char* err = h.last_error;
+    const Fault f = h.last_fault;
+    pthread_mutex_unlock(&h.mu);
     if (!result) {
         if (why) *why = err ? err : "unavailable";
         set_fault(fault, f == Fault::None ? Fault::Io : f);
@@ -872,18 +1091,39 @@ Snapshot* cache_acquire(CacheHandle* h, const char** why, Fault* fault) noexcept
     return result;
 }
 
+}  // namespace
+
+Snapshot* cache_acquire(CacheHandle* h, const char** why, Fault* fault) noexcept
+{
+    if (!h || !h->path) {
+        if (why) *why = "no cache path";
+        set_fault(fault, Fault::Missing);
+        return nullptr;
+    }
+    if (Snapshot* s = pin_published(*h)) {
+        set_fault(fault, Fault::None);
+        return s;
+    }
+    return acquire_slow(*h, why, fault);
+}
+
 void cache_reset(CacheHandle* h) noexcept
 {
     if (!h) return;
     pthread_mutex_lock(&h->mu);
-    if (h->current) snapshot_unref(h->current);
-    h->current = nullptr;
+    replace_current(*h, nullptr);
+    drop_generation(*h);
     __atomic_store_n(&h->have_ident, false, __ATOMIC_RELAXED);
     h->ident_failed = false;
     h->last_error = nullptr;
     h->last_fault = Fault::None;
     h->logged = nullptr;
     pthread_mutex_unlock(&h->mu);
+}
+
+void cache_atfork_child(CacheHandle* h) noexcept
+{
+    if (h) __atomic_store_n(&h->readers, 0, __ATOMIC_RELAXED);
 }
 
 // --- LocalFile --------------------------------------------------------------
@@ -1016,10 +1256,23 @@ bool same_file(const LocalFile& f, const struct stat& st)
            f.ctime_ns == ns_of(st.st_ctim);
 }
 
-void remember(LocalFile& f, LocalTable* fresh, const struct stat& st)
+// Takes the table off the steady path (see unpublish(CacheHandle&)).
+void unpublish_table(LocalFile& f)
 {
+    if (!__atomic_exchange_n(&f.published, nullptr, __ATOMIC_SEQ_CST)) return;
+    if (!quiesce(&f.readers)) __atomic_add_fetch(&f.table->refs, 1, __ATOMIC_RELAXED);
+}
+
+void replace_table(LocalFile& f, LocalTable* fresh)
+{
+    unpublish_table(f);
     table_free(f.table);
     f.table = fresh;
+}
+
+void remember(LocalFile& f, LocalTable* fresh, const struct stat& st)
+{
+    replace_table(f, fresh);
     f.have_ident = fresh != nullptr;
     f.dev = st.st_dev;
     f.ino = st.st_ino;
@@ -1096,15 +1349,43 @@ bool table_has_id(const LocalTable& t, uint32_t id)
     return false;
 }
 
+// The steady path: the published table, referenced, while the recheck
+// interval has not passed since the file was last stat()ed. No system call,
+// no lock.
+LocalTable* pin_table(LocalFile& f)
+{
+    if (f.recheck_ns <= 0) return nullptr;
+    const int64_t now = coarse_now_ns();
+    enter(&f.readers);
+    LocalTable* t = __atomic_load_n(&f.published, __ATOMIC_SEQ_CST);
+    if (t && !interval_passed(now, &f.checked_ns, f.recheck_ns))
+        __atomic_add_fetch(&t->refs, 1, __ATOMIC_RELAXED);
+    else
+        t = nullptr;
+    leave(&f.readers);
+    return t;
+}
+
 }  // namespace
 
 const LocalTable* local_acquire(LocalFile* file) noexcept
 {
     if (!file || !file->path) return nullptr;
+    if (LocalTable* t = pin_table(*file)) return t;
+    // Taken before the stat(): the interval runs from the look, not after it.
+    const int64_t now = file->recheck_ns > 0 ? coarse_now_ns() : -1;
     pthread_mutex_lock(&file->mu);
     LocalTable* t = current_table(*file);
     if (t && t->unknown) t = nullptr;
-    if (t) __atomic_add_fetch(&t->refs, 1, __ATOMIC_RELAXED);
+    if (t) {
+        __atomic_add_fetch(&t->refs, 1, __ATOMIC_RELAXED);
+        if (now >= 0) {
+            __atomic_store_n(&file->checked_ns, now, __ATOMIC_RELAXED);
+            __atomic_store_n(&file->published, t, __ATOMIC_SEQ_CST);
+        }
+    } else {
+        unpublish_table(*file);
+    }
     pthread_mutex_unlock(&file->mu);
     return t;
 }
@@ -1128,10 +1409,14 @@ void local_reset(LocalFile* file) noexcept
 {
     if (!file) return;
     pthread_mutex_lock(&file->mu);
-    table_free(file->table);
-    file->table = nullptr;
+    replace_table(*file, nullptr);
     file->have_ident = false;
     pthread_mutex_unlock(&file->mu);
+}
+
+void local_atfork_child(LocalFile* file) noexcept
+{
+    if (file) __atomic_store_n(&file->readers, 0, __ATOMIC_RELAXED);
 }
 
 }  // namespace allot::idcache

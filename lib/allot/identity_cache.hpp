@@ -6,6 +6,9 @@
 // either the old or the new file, never a partial one. Files are replaced one
 // by one (passwd, group, then keys): there is no cross-file transaction, and
 // none is needed, because every file is complete and valid on its own.
+// After the renames the writer adds 1 to the counter in `generation` beside
+// them (identity_cache_format.hpp), in place: libnss_allot's steady lookups
+// read it from a mapping instead of stat()ing the caches on every call.
 //
 // Modes: passwd.cache and group.cache are 0644 (public, like /etc/passwd and
 // /etc/group). keys.cache is 0640 and its group is the cache directory's group
@@ -64,7 +67,7 @@ Result<bool> publish_identity_cache(const std::string& dir, const std::vector<Po
                                     const CacheWriteOptions& options);
 
 // True for the temporary names a publish uses (".passwd.cache.XXXXXX" and its
-// siblings): what a publish killed half way leaves, and the only names
+// siblings, ".generation.XXXXXX"): what a publish killed half way leaves, and the only names
 // allot-syncd removes from the cache directory at start.
 bool is_cache_temporary(std::string_view name);
 

@@ -125,6 +125,31 @@ struct KeysRecord {
 };
 static_assert(sizeof(KeysRecord) == 24, "keys record layout");
 
+// The generation file ("generation" beside the caches): how a reader learns,
+// without a system call, that the caches were replaced. The writer creates it
+// once (by rename) and from then on only adds 1 to `counter` in place, with an
+// atomic store through a shared mapping, after every publish (after the
+// renames); a reader maps it once and compares `counter` with the value it
+// read before it last looked at the caches. It is never rewritten or
+// truncated in place (a reader's mapping of a truncated file faults): edit
+// nothing in it; removing it makes the readers go back to a stat() per lookup.
+// A hostile or stuck counter can only delay when a replaced cache is seen: the
+// readers check the files anyway at least every recheck interval
+// (identity_cache_reader.hpp), and every cache they map is validated as ever.
+inline constexpr const char* kGenerationFile = "generation";
+inline constexpr char kGenerationMagic[8] = {'A', 'L', 'L', 'O', 'T', 'G', 'E', 'N'};
+inline constexpr uint32_t kGenerationVersion = 1;
+
+struct GenerationFile {
+    char magic[8];
+    uint32_t endian;   // kCacheEndian
+    uint32_t version;  // kGenerationVersion
+    uint64_t counter;  // 8-byte aligned: loaded and stored atomically
+    uint64_t reserved;
+};
+static_assert(sizeof(GenerationFile) == 32, "generation file layout");
+inline constexpr uint64_t kGenerationCounterOffset = 16;  // offsetof(GenerationFile, counter)
+
 // A fast 64-bit checksum over 8-byte words (tail zero-padded). It detects
 // truncation, torn writes and bit rot; it is not a MAC: the files are written
 // by root into a root-owned directory, and the reader's validation, not the

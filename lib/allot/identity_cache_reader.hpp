@@ -7,7 +7,7 @@
 // bounds-checked binary search returning views into the mapping, of a record
 // validated before it is returned.
 //
-// A CacheHandle follows a path: each acquire() stat()s it and, when the file
+// A CacheHandle follows a path: an acquire() stat()s it and, when the file
 // was replaced (device, inode, size, mtime or ctime changed), maps the new
 // one with Check::Lookup (its header, header checksum and section bounds). A file that fails
 // validation is remembered by the same identity, so a corrupt cache costs one validation, not one
@@ -24,6 +24,20 @@
 // use of a writable directory to swap the cache, or a directory above it,
 // changes that identity. The file's own owner and mode are taken from the
 // open descriptor. snapshot_open_trusted() checks on every call.
+//
+// Steady lookups (a handle or LocalFile with a recheck interval, as
+// libnss_allot's): no system call and no lock. The snapshot or table in use is
+// published through an atomic pointer and taken with one atomic increment;
+// the stat() and the mutex are only on the slow path, taken when
+//   - the writer's generation counter (identity_cache_format.hpp) differs
+//     from the one read before the files were last looked at: a publish is
+//     seen by the very next lookup;
+//   - the recheck interval has passed since the files were last looked at
+//     (CLOCK_MONOTONIC_COARSE, read in the vDSO): what no counter tells,
+//     /etc/passwd and /etc/group (useradd) and a cache replaced without a bump
+//     (by hand, by an older writer), is seen within the interval;
+//   - there is no generation file: every acquire stat()s, as before.
+// A recheck interval of 0 (the INIT macros' default) keeps a stat() per acquire.
 //
 // Local accounts: LocalFile follows /etc/passwd or /etc/group and answers
 // whether a name or an id is already the node's own, so callers never answer
@@ -146,6 +160,13 @@ Snapshot* snapshot_open_trusted(const char* path, Kind kind, const TrustPolicy& 
 // is the offending directory or the file itself.
 using CacheLogFn = void (*)(const char* where, const char* why);
 
+// How stale a steady lookup of libnss_allot may be about what the generation
+// counter cannot tell (see above). nscd caches for 600 s (passwd) and 3600 s
+// (group) by default; one second costs a few stat()s per second in a busy
+// process and keeps a new local account's name from being answered by allot
+// for longer than an admin can type the next command.
+inline constexpr int64_t kNssRecheckNs = 1000 * 1000 * 1000;
+
 // Follows one path; constant-initialisable so a .so can hold it as a global
 // without a constructor: `CacheHandle h = ALLOT_CACHE_HANDLE_INIT(path, kind);`
 struct CacheHandle {
@@ -166,12 +187,26 @@ struct CacheHandle {
     const char* last_error;
     Fault last_fault;
     const char* logged;  // the reason last passed to `log`
+    // The steady path (atomics; the rest is under `mu`):
+    int64_t recheck_ns;   // 0: no steady path, stat() on every acquire
+    Snapshot* published;  // `current` while the steady path may use it
+    int readers;          // steady acquires between loading `published` and its ref
+    int64_t checked_ns;   // CLOCK_MONOTONIC_COARSE of the last look at the files
+    uint64_t gen_seen;    // counter read before that look
+    const uint64_t* gen;  // the counter in the generation file's mapping, or null
+    void* gen_map;        // that mapping (sizeof(GenerationFile))
+    dev_t gen_dev;        // and its file
+    ino_t gen_ino;
+    uint64_t gen_maps;  // mappings made so far (tells a remap from the same one)
 };
-#define ALLOT_CACHE_HANDLE_INIT_TRUST(path, kind, trust, log)                                    \
-    {                                                                                            \
-        PTHREAD_MUTEX_INITIALIZER, (path), (kind), trust, (log), nullptr, false, false, 0, 0, 0, \
-            0, 0, nullptr, ::allot::idcache::Fault::None, nullptr                                \
+#define ALLOT_CACHE_HANDLE_INIT_RECHECK(path, kind, trust, log, recheck_ns)                        \
+    {                                                                                              \
+        PTHREAD_MUTEX_INITIALIZER, (path), (kind), trust, (log), nullptr, false, false, 0, 0, 0,   \
+            0, 0, nullptr, ::allot::idcache::Fault::None, nullptr, (recheck_ns), nullptr, 0, 0, 0, \
+            nullptr, nullptr, 0, 0, 0                                                              \
     }
+#define ALLOT_CACHE_HANDLE_INIT_TRUST(path, kind, trust, log) \
+    ALLOT_CACHE_HANDLE_INIT_RECHECK(path, kind, trust, log, 0)
 #define ALLOT_CACHE_HANDLE_INIT(path, kind) \
     ALLOT_CACHE_HANDLE_INIT_TRUST(path, kind, ::allot::idcache::kRootOnly, nullptr)
 
@@ -179,8 +214,13 @@ struct CacheHandle {
 // snapshot_unref), or nullptr when the file is missing, untrusted or
 // invalid; *fault and *why (each if given) then say which.
 Snapshot* cache_acquire(CacheHandle* handle, const char** why, Fault* fault = nullptr) noexcept;
-// Drops the handle's own reference (tests; a .so's destructor need not call it).
+// Drops the handle's own reference and the generation file's mapping (tests;
+// a .so's destructor need not call it).
 void cache_reset(CacheHandle* handle) noexcept;
+// For a pthread_atfork child handler: the threads counted as steady readers
+// at the fork are not in the child, whose unpublish would otherwise wait for
+// them (and then keep the old snapshot for good).
+void cache_atfork_child(CacheHandle* handle) noexcept;
 
 // --- the node's own accounts and groups ------------------------------------
 
@@ -197,11 +237,18 @@ struct LocalFile {
     off_t size;
     int64_t mtime_ns;
     int64_t ctime_ns;
+    // The steady path, as CacheHandle's (no counter: only the interval).
+    int64_t recheck_ns;  // 0: stat() on every acquire
+    LocalTable* published;
+    int readers;
+    int64_t checked_ns;
 };
-#define ALLOT_LOCAL_FILE_INIT(path)                                      \
-    {                                                                    \
-        PTHREAD_MUTEX_INITIALIZER, (path), nullptr, false, 0, 0, 0, 0, 0 \
+#define ALLOT_LOCAL_FILE_INIT_RECHECK(path, recheck_ns)                                          \
+    {                                                                                            \
+        PTHREAD_MUTEX_INITIALIZER, (path), nullptr, false, 0, 0, 0, 0, 0, (recheck_ns), nullptr, \
+            0, 0                                                                                 \
     }
+#define ALLOT_LOCAL_FILE_INIT(path) ALLOT_LOCAL_FILE_INIT_RECHECK(path, 0)
 // Larger files are not read (the answer is then Unknown: fail closed).
 inline constexpr off_t kMaxLocalFileSize = 16 << 20;
 
@@ -214,5 +261,7 @@ bool local_has_name(const LocalTable* table, const char* name, size_t len) noexc
 bool local_has_id(const LocalTable* table, uint32_t id) noexcept;
 // Drops the file's own reference (tests, a .so's destructor).
 void local_reset(LocalFile* file) noexcept;
+// As cache_atfork_child.
+void local_atfork_child(LocalFile* file) noexcept;
 
 }  // namespace allot::idcache

@@ -62,6 +62,11 @@
 #ifndef ALLOT_NSS_TRUST_TOP
 #define ALLOT_NSS_TRUST_TOP nullptr
 #endif
+// How stale a steady lookup may be about what the writer's generation counter
+// cannot tell (identity_cache_reader.hpp); unit tests shorten it.
+#ifndef ALLOT_NSS_RECHECK_NS
+#define ALLOT_NSS_RECHECK_NS ::allot::idcache::kNssRecheckNs
+#endif
 #ifndef ALLOT_NSS_PASSWD_FILE
 #define ALLOT_NSS_PASSWD_FILE "/etc/passwd"
 #endif
@@ -80,14 +85,21 @@ void log_refusal(const char* where, const char* why)
            why);
 }
 
-CacheHandle g_passwd = ALLOT_CACHE_HANDLE_INIT_TRUST(
+// Steady lookups make no system call and take no lock: the writer bumps a
+// counter in a mapped file beside the caches on every publish, so a replaced
+// cache is seen by the next lookup, and what no counter tells (/etc/passwd and
+// /etc/group, changed by useradd; a cache replaced by hand) is stat()ed at
+// most once per ALLOT_NSS_RECHECK_NS (1 s; nscd's default is 600 s). Without the
+// generation file (a cache written by an older writer) every lookup stat()s
+// the cache, as before. See identity_cache_reader.hpp.
+CacheHandle g_passwd = ALLOT_CACHE_HANDLE_INIT_RECHECK(
     ALLOT_NSS_CACHE_DIR "/passwd.cache", Kind::Passwd,
-    (TrustPolicy{ALLOT_NSS_CACHE_OWNER, ALLOT_NSS_TRUST_TOP}), log_refusal);
-CacheHandle g_group = ALLOT_CACHE_HANDLE_INIT_TRUST(
+    (TrustPolicy{ALLOT_NSS_CACHE_OWNER, ALLOT_NSS_TRUST_TOP}), log_refusal, ALLOT_NSS_RECHECK_NS);
+CacheHandle g_group = ALLOT_CACHE_HANDLE_INIT_RECHECK(
     ALLOT_NSS_CACHE_DIR "/group.cache", Kind::Group,
-    (TrustPolicy{ALLOT_NSS_CACHE_OWNER, ALLOT_NSS_TRUST_TOP}), log_refusal);
-LocalFile g_etc_passwd = ALLOT_LOCAL_FILE_INIT(ALLOT_NSS_PASSWD_FILE);
-LocalFile g_etc_group = ALLOT_LOCAL_FILE_INIT(ALLOT_NSS_GROUP_FILE);
+    (TrustPolicy{ALLOT_NSS_CACHE_OWNER, ALLOT_NSS_TRUST_TOP}), log_refusal, ALLOT_NSS_RECHECK_NS);
+LocalFile g_etc_passwd = ALLOT_LOCAL_FILE_INIT_RECHECK(ALLOT_NSS_PASSWD_FILE, ALLOT_NSS_RECHECK_NS);
+LocalFile g_etc_group = ALLOT_LOCAL_FILE_INIT_RECHECK(ALLOT_NSS_GROUP_FILE, ALLOT_NSS_RECHECK_NS);
 
 // The node's own accounts and groups for one lookup (or one enumeration).
 struct Local {
@@ -345,6 +357,21 @@ bool add_gid(void* ctx, uint32_t gid, Str name)
     }
     (*l.groups)[(*l.start)++] = gid;
     return true;
+}
+
+// A fork() copies the count of steady readers that were, in other threads,
+// taking a reference at that instant; the child has no such threads.
+void forget_readers_in_child()
+{
+    cache_atfork_child(&g_passwd);
+    cache_atfork_child(&g_group);
+    local_atfork_child(&g_etc_passwd);
+    local_atfork_child(&g_etc_group);
+}
+
+__attribute__((constructor)) void register_fork_handler()
+{
+    pthread_atfork(nullptr, nullptr, forget_readers_in_child);
 }
 
 // Runs when the module is unloaded (glibc's __libc_freeres under valgrind,

@@ -7,15 +7,18 @@
 // separately to prove it loads with RTLD_NOW and exports the entry points.
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <grp.h>
 #include <gtest/gtest.h>
 #include <nss.h>
 #include <pwd.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -24,6 +27,7 @@
 #include <vector>
 
 #include "allot/identity_cache.hpp"
+#include "allot/identity_cache_format.hpp"
 
 extern "C" {
 nss_status _nss_allot_getpwnam_r(const char*, passwd*, char*, size_t, int*) noexcept;
@@ -90,6 +94,41 @@ void publish(const std::vector<allot::PosixUser>& users,
     ASSERT_TRUE(r.ok()) << r.error().message;
 }
 
+// Steady lookups look at what the writer's generation counter does not tell
+// (the local files, a cache changed by hand, its mode) once per recheck
+// interval (50 ms in this build): a change made that long ago is seen.
+void wait_recheck()
+{
+    std::this_thread::sleep_for(std::chrono::nanoseconds(ALLOT_NSS_RECHECK_NS) +
+                                std::chrono::milliseconds(30));
+}
+
+// What the writer does after a publish: one atomic add to the counter in the
+// generation file's mapping.
+void bump_generation()
+{
+    const int fd = open((kDir + "/generation").c_str(), O_RDWR);
+    ASSERT_GE(fd, 0);
+    void* map = mmap(nullptr, 32, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    close(fd);
+    ASSERT_NE(map, MAP_FAILED);
+    __atomic_add_fetch(reinterpret_cast<uint64_t*>(static_cast<char*>(map) + 16), 1,
+                       __ATOMIC_SEQ_CST);
+    munmap(map, 32);
+}
+
+// A cache written by hand (or by a writer from before the generation file):
+// renamed into place, no counter bumped.
+void replace_by_hand(const std::string& name, const std::string& bytes)
+{
+    const std::string path = kDir + "/" + name;
+    {
+        std::ofstream out(path + ".new", std::ios::binary);
+        out << bytes;
+    }
+    ASSERT_EQ(rename((path + ".new").c_str(), path.c_str()), 0);
+}
+
 class Nss : public ::testing::Test {
 protected:
     void SetUp() override
@@ -106,6 +145,9 @@ protected:
                  {"team-b", 30001, {"bobby", "bob"}},
                  {"big", 30002, many},
                  {"empty", 30003, {}}});
+        // The local files were rewritten and the generation file made anew
+        // (the previous test's mapping is of a removed file).
+        wait_recheck();
     }
 };
 
@@ -274,6 +316,7 @@ TEST_F(Nss, MissingOrCorruptCacheIsUnavailable)
     char buf[1024];
     int err = 0;
     ASSERT_EQ(unlink((kDir + "/passwd.cache").c_str()), 0);
+    wait_recheck();  // removed by hand: no counter says so
     EXPECT_EQ(_nss_allot_getpwnam_r("bob", &pw, buf, sizeof buf, &err), NSS_STATUS_UNAVAIL);
     EXPECT_EQ(err, ENOENT);
     EXPECT_EQ(_nss_allot_getpwent_r(&pw, buf, sizeof buf, &err), NSS_STATUS_UNAVAIL);
@@ -283,6 +326,7 @@ TEST_F(Nss, MissingOrCorruptCacheIsUnavailable)
         out << std::string(10000, '\xff');
     }
     ASSERT_EQ(rename((kDir + "/group.cache.new").c_str(), (kDir + "/group.cache").c_str()), 0);
+    wait_recheck();
     EXPECT_EQ(_nss_allot_getgrnam_r("team-a", &gr, buf, sizeof buf, &err), NSS_STATUS_UNAVAIL);
     long start = 0, size = 0;
     gid_t* groups = nullptr;
@@ -333,6 +377,87 @@ TEST_F(Nss, LookupsRaceARepublishingWriter)
     for (auto& t : readers) t.join();
     EXPECT_EQ(bad.load(), 0);
     EXPECT_GT(ok.load(), 0);
+}
+
+// The steady path (no system call, no lock) follows the writer's counter: a
+// publish is seen by the very next lookup, a replaced or corrupt cache the
+// counter announces is mapped and validated as ever.
+TEST_F(Nss, RepublishedCacheIsSeenByTheNextLookup)
+{
+    passwd pw;
+    group gr;
+    char buf[1024];
+    int err = 0;
+    for (int i = 0; i < 3; ++i)  // the first lookups map the files, then steady
+        ASSERT_EQ(_nss_allot_getpwnam_r("bob", &pw, buf, sizeof buf, &err), NSS_STATUS_SUCCESS);
+    ASSERT_EQ(_nss_allot_getgrgid_r(30000, &gr, buf, sizeof buf, &err), NSS_STATUS_SUCCESS);
+    for (int round = 0; round < 5; ++round) {
+        const bool bob = round % 2 == 1;
+        std::vector<allot::PosixUser> users = {user("carol", 20003)};
+        if (bob) users.push_back(user("bob", 20001));
+        publish(users, {{"team-c", 30005, {"carol"}}});
+        EXPECT_EQ(_nss_allot_getpwnam_r("bob", &pw, buf, sizeof buf, &err),
+                  bob ? NSS_STATUS_SUCCESS : NSS_STATUS_NOTFOUND)
+            << round;
+        EXPECT_EQ(_nss_allot_getpwuid_r(20003, &pw, buf, sizeof buf, &err), NSS_STATUS_SUCCESS);
+        EXPECT_EQ(_nss_allot_getgrgid_r(30000, &gr, buf, sizeof buf, &err), NSS_STATUS_NOTFOUND);
+        EXPECT_EQ(_nss_allot_getgrgid_r(30005, &gr, buf, sizeof buf, &err), NSS_STATUS_SUCCESS);
+    }
+}
+
+TEST_F(Nss, AnnouncedCorruptCacheIsRefusedAtOnce)
+{
+    passwd pw;
+    char buf[1024];
+    int err = 0;
+    ASSERT_EQ(_nss_allot_getpwnam_r("bob", &pw, buf, sizeof buf, &err), NSS_STATUS_SUCCESS);
+    ASSERT_EQ(_nss_allot_getpwnam_r("bob", &pw, buf, sizeof buf, &err), NSS_STATUS_SUCCESS);
+    replace_by_hand("passwd.cache", std::string(4096, '\x5a'));
+    bump_generation();
+    EXPECT_EQ(_nss_allot_getpwnam_r("bob", &pw, buf, sizeof buf, &err), NSS_STATUS_UNAVAIL);
+    EXPECT_EQ(_nss_allot_getpwuid_r(20001, &pw, buf, sizeof buf, &err), NSS_STATUS_UNAVAIL);
+    // A valid image with one record broken: the header maps, the record is refused.
+    auto images = allot::build_identity_cache({user("bob", 20001), user("dave", 20004)}, {}, 7);
+    ASSERT_TRUE(images.ok());
+    std::string img = images.value().passwd;
+    const size_t at = img.find("/home/dave");
+    ASSERT_NE(at, std::string::npos);
+    img[at] = '\n';  // a control byte in a field
+    allot::idcache::cache_seal(reinterpret_cast<unsigned char*>(img.data()), img.size());
+    replace_by_hand("passwd.cache", img);
+    bump_generation();
+    EXPECT_EQ(_nss_allot_getpwnam_r("bob", &pw, buf, sizeof buf, &err), NSS_STATUS_SUCCESS);
+    EXPECT_EQ(_nss_allot_getpwnam_r("dave", &pw, buf, sizeof buf, &err), NSS_STATUS_NOTFOUND);
+    EXPECT_EQ(_nss_allot_getpwuid_r(20004, &pw, buf, sizeof buf, &err), NSS_STATUS_NOTFOUND);
+}
+
+// Caches written without a generation file (by an older writer, or by hand)
+// are stat()ed on every lookup, as before: nothing goes stale.
+TEST_F(Nss, CacheWithoutGenerationFileIsFollowedOnEveryLookup)
+{
+    passwd pw;
+    char buf[1024];
+    int err = 0;
+    ASSERT_EQ(unlink((kDir + "/generation").c_str()), 0);
+    wait_recheck();  // the module notices the file is gone
+    ASSERT_EQ(_nss_allot_getpwnam_r("bob", &pw, buf, sizeof buf, &err), NSS_STATUS_SUCCESS);
+    for (int round = 0; round < 4; ++round) {
+        const bool bob = round % 2 == 1;
+        std::vector<allot::PosixUser> users = {user("carol", 20003)};
+        if (bob) users.push_back(user("bob", 20001));
+        auto images = allot::build_identity_cache(users, {}, 100 + round);
+        ASSERT_TRUE(images.ok());
+        replace_by_hand("passwd.cache", images.value().passwd);
+        EXPECT_EQ(_nss_allot_getpwnam_r("bob", &pw, buf, sizeof buf, &err),
+                  bob ? NSS_STATUS_SUCCESS : NSS_STATUS_NOTFOUND)
+            << round;
+    }
+    // A writer that makes the file again: the module maps it and goes steady.
+    publish({user("erin", 20005)}, {});
+    EXPECT_EQ(_nss_allot_getpwnam_r("erin", &pw, buf, sizeof buf, &err), NSS_STATUS_SUCCESS);
+    publish({user("bob", 20001)}, {});
+    EXPECT_EQ(_nss_allot_getpwnam_r("erin", &pw, buf, sizeof buf, &err), NSS_STATUS_NOTFOUND);
+    EXPECT_EQ(_nss_allot_getpwnam_r("bob", &pw, buf, sizeof buf, &err), NSS_STATUS_SUCCESS);
 }
 
 // A directory user named like a local account, with a local uid or
@@ -424,15 +549,20 @@ TEST_F(NssLocal, ChangedLocalFilesAreSeenAndUnreadableOnesFailClosed)
     char buf[1024];
     int err = 0;
     ASSERT_EQ(_nss_allot_getpwnam_r("bob", &pw, buf, sizeof buf, &err), NSS_STATUS_SUCCESS);
+    // useradd bob: honoured within the recheck interval (no counter tells).
     std::ofstream(kEtcPasswd, std::ios::app) << "bob:x:5000:5000::/home/bob:/bin/sh\n";
+    wait_recheck();
+    EXPECT_EQ(_nss_allot_getpwnam_r("bob", &pw, buf, sizeof buf, &err), NSS_STATUS_NOTFOUND);
     EXPECT_EQ(_nss_allot_getpwnam_r("bob", &pw, buf, sizeof buf, &err), NSS_STATUS_NOTFOUND);
     // A passwd that cannot be read (here: a directory) answers nothing at all.
     ASSERT_EQ(unlink(kEtcPasswd.c_str()), 0);
     ASSERT_EQ(mkdir(kEtcPasswd.c_str(), 0755), 0);
+    wait_recheck();
     EXPECT_EQ(_nss_allot_getgrnam_r("team-a", &gr, buf, sizeof buf, &err), NSS_STATUS_UNAVAIL);
     EXPECT_EQ(_nss_allot_getpwuid_r(20001, &pw, buf, sizeof buf, &err), NSS_STATUS_UNAVAIL);
     ASSERT_EQ(rmdir(kEtcPasswd.c_str()), 0);
-    // A missing one holds nothing: bob is allot's again.
+    // A missing one holds nothing: bob is allot's again (an unreadable file
+    // is never kept for the steady path: the next lookup looks again).
     EXPECT_EQ(_nss_allot_getpwnam_r("bob", &pw, buf, sizeof buf, &err), NSS_STATUS_SUCCESS);
 }
 
@@ -445,8 +575,10 @@ TEST_F(Nss, UntrustedCachesAreUnavailableUntilFixed)
     int err = 0;
     const std::string file = kDir + "/passwd.cache";
     ASSERT_EQ(_nss_allot_getpwnam_r("bob", &pw, buf, sizeof buf, &err), NSS_STATUS_SUCCESS);
+    // A chmod or chown bumps no counter: seen within the recheck interval.
     for (mode_t bad : {0646, 0664}) {
         ASSERT_EQ(chmod(file.c_str(), bad), 0);
+        wait_recheck();
         EXPECT_EQ(_nss_allot_getpwnam_r("bob", &pw, buf, sizeof buf, &err), NSS_STATUS_UNAVAIL)
             << std::oct << bad;
         EXPECT_EQ(_nss_allot_getpwent_r(&pw, buf, sizeof buf, &err), NSS_STATUS_UNAVAIL);
@@ -463,6 +595,7 @@ TEST_F(Nss, UntrustedCachesAreUnavailableUntilFixed)
             ASSERT_EQ(std::system(("cp -p '" + f + "' '" + f + ".new'").c_str()), 0);
             ASSERT_EQ(rename((f + ".new").c_str(), f.c_str()), 0);
         }
+        bump_generation();  // announced, as a writer would: seen at once
         EXPECT_EQ(_nss_allot_getpwnam_r("bob", &pw, buf, sizeof buf, &err), NSS_STATUS_UNAVAIL)
             << dir;
         EXPECT_EQ(_nss_allot_getgrnam_r("team-a", &gr, buf, sizeof buf, &err), NSS_STATUS_UNAVAIL)
@@ -472,9 +605,11 @@ TEST_F(Nss, UntrustedCachesAreUnavailableUntilFixed)
     }
     if (geteuid() == 0) {  // only root can give a file away
         ASSERT_EQ(chown(file.c_str(), 65534, static_cast<gid_t>(-1)), 0);
+        wait_recheck();
         EXPECT_EQ(_nss_allot_getpwnam_r("bob", &pw, buf, sizeof buf, &err), NSS_STATUS_UNAVAIL);
         ASSERT_EQ(chown(kDir.c_str(), 65534, static_cast<gid_t>(-1)), 0);
         ASSERT_EQ(chown(file.c_str(), 0, static_cast<gid_t>(-1)), 0);
+        wait_recheck();
         EXPECT_EQ(_nss_allot_getpwnam_r("bob", &pw, buf, sizeof buf, &err), NSS_STATUS_UNAVAIL);
         ASSERT_EQ(chown(kDir.c_str(), 0, static_cast<gid_t>(-1)), 0);
         EXPECT_EQ(_nss_allot_getpwnam_r("bob", &pw, buf, sizeof buf, &err), NSS_STATUS_SUCCESS);
