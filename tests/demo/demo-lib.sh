@@ -146,6 +146,7 @@ KbdInteractiveAuthentication no
 UsePAM yes
 PermitRootLogin prohibit-password
 SetEnv SLURM_CONF=$DEMO/lab/etc/slurm.conf
+$(sshd_test_options)
 C
     [ -d /run/sshd ] || mkdir -m 0755 /run/sshd
     mkdir -p -m 0755 /run/sshd # what sshd's unit makes (RuntimeDirectory=sshd)

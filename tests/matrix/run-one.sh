@@ -69,9 +69,10 @@ mount -t sysfs sysfs "$ROOT/sys" && MOUNTED+=("$ROOT/sys")
 mount --bind /dev "$ROOT/dev" && MOUNTED+=("$ROOT/dev")
 mount --bind /dev/pts "$ROOT/dev/pts" && MOUNTED+=("$ROOT/dev/pts")
 mount -t tmpfs -o mode=1777 shm "$ROOT/dev/shm" && MOUNTED+=("$ROOT/dev/shm")
-# /tmp on a tmpfs: a test's own overlay (spank-lab.sh's NSS view) needs an upper layer that
-# is not itself on overlayfs.
+# /tmp and /run on tmpfs: a test's own overlay (spank-lab.sh's NSS view, sshd-login.sh's)
+# needs an upper layer that is not itself on overlayfs.
 mount -t tmpfs -o mode=1777 tmp "$ROOT/tmp" && MOUNTED+=("$ROOT/tmp")
+mount -t tmpfs -o mode=0755 run "$ROOT/run" && MOUNTED+=("$ROOT/run") # likewise (sshd-login.sh)
 chmod 0711 "$ROOT/root" # lab users run programs of the tree under /root (as run.sh)
 cp /etc/resolv.conf "$ROOT/etc/resolv.conf"
 cp /etc/hosts "$ROOT/etc/hosts"

@@ -154,6 +154,7 @@ KbdInteractiveAuthentication no
 UsePAM yes
 PermitRootLogin prohibit-password
 LogLevel VERBOSE
+$(sshd_test_options)
 C
 start_service ns unshare -m --propagation private sh -c '
     W=$1; LIBDIR=$2
