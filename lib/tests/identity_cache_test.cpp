@@ -3,11 +3,15 @@
 // atomic replacement picked up by a CacheHandle, and 100,000 users; the
 // reader's trust checks (sshd's StrictModes) and its view of the node's own
 // passwd/group files.
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <cstddef>
 #include <cstdio>
 #include <cstdlib>
@@ -15,6 +19,7 @@
 #include <fstream>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "allot/identity_cache.hpp"
@@ -1122,6 +1127,243 @@ TEST(LocalFiles, NamesAndIdsOfPasswdAndGroupText)
     }
     ASSERT_EQ(truncate(path.c_str(), kMaxLocalFileSize + 1), 0);
     EXPECT_EQ(local_acquire(&f), nullptr);
+    local_reset(&f);
+}
+
+// --- the steady path (a recheck interval, as libnss_allot's) -------------------
+
+// What a cache writer from before the generation file (or an admin) does:
+// rename a new image into place, announcing nothing.
+void replace_by_hand(const std::string& path, const std::string& bytes)
+{
+    {
+        std::ofstream out(path + ".tmp", std::ios::binary);
+        out << bytes;
+    }
+    ASSERT_EQ(rename((path + ".tmp").c_str(), path.c_str()), 0);
+}
+
+std::string passwd_image(std::vector<PosixUser> users, uint64_t generation)
+{
+    auto images = build_identity_cache(users, {}, generation);
+    return images.ok() ? images.value().passwd : std::string();
+}
+
+void sleep_ns(int64_t ns)
+{
+    std::this_thread::sleep_for(std::chrono::nanoseconds(ns));
+}
+
+constexpr int64_t kTestRecheckNs = 300 * 1000 * 1000;
+// What the coarse clock may lag the sleep by (a tick is 1-10 ms).
+constexpr int64_t kTickMarginNs = 30 * 1000 * 1000;
+
+class SteadyHandle : public ::testing::Test {
+protected:
+    void SetUp() override
+    {
+        ASSERT_EQ(chmod(dir_.path().c_str(), 0755), 0);
+        publish({user("bob", 20001)});
+    }
+    void TearDown() override { cache_reset(&h_); }
+    void publish(const std::vector<PosixUser>& users)
+    {
+        CacheWriteOptions o;
+        o.fsync = false;
+        auto r = publish_identity_cache(dir_.path(), users, {}, o);
+        ASSERT_TRUE(r.ok()) << r.error().message;
+    }
+    // True when `name` resolves in the snapshot acquired now.
+    bool resolves(const char* name)
+    {
+        const char* why = nullptr;
+        Snapshot* s = cache_acquire(&h_, &why);
+        UserView u;
+        const bool found = s && user_by_name(s, name, std::strlen(name), &u);
+        snapshot_unref(s);
+        return found;
+    }
+    Snapshot* acquire()
+    {
+        const char* why = nullptr;
+        Snapshot* s = cache_acquire(&h_, &why);
+        EXPECT_NE(s, nullptr) << why;
+        return s;
+    }
+
+    TempDir dir_;
+    const std::string path_ = dir_.path() + "/passwd.cache";
+    CacheHandle h_ = ALLOT_CACHE_HANDLE_INIT_RECHECK(path_.c_str(), Kind::Passwd,
+                                                     (TrustPolicy{geteuid(), dir_.path().c_str()}),
+                                                     nullptr, kTestRecheckNs);
+};
+
+TEST_F(SteadyHandle, PublishIsSeenByTheNextAcquire)
+{
+    EXPECT_TRUE(resolves("bob"));  // maps the cache and the generation file
+    EXPECT_TRUE(resolves("bob"));  // publishes the snapshot
+    for (int round = 0; round < 6; ++round) {
+        const bool bob = round % 2 == 1;
+        std::vector<PosixUser> users = {user("carol", 20003)};
+        if (bob) users.push_back(user("bob", 20001));
+        publish(users);
+        EXPECT_EQ(resolves("bob"), bob) << round;
+        EXPECT_TRUE(resolves("carol"));
+    }
+}
+
+// A replacement nobody announces is seen within the interval; before, the
+// steady path answers from the snapshot it has (no stat()).
+TEST_F(SteadyHandle, UnannouncedReplacementIsSeenWithinTheInterval)
+{
+    Snapshot* first = acquire();
+    snapshot_unref(acquire());
+    const auto looked = std::chrono::steady_clock::now();
+    replace_by_hand(path_, passwd_image({user("dave", 20004)}, 7));
+    Snapshot* steady = acquire();
+    if (std::chrono::steady_clock::now() - looked < std::chrono::nanoseconds(kTestRecheckNs / 2)) {
+        EXPECT_EQ(steady, first);  // no stat(): the mapped snapshot
+    }
+    snapshot_unref(steady);
+    snapshot_unref(first);
+    sleep_ns(kTestRecheckNs + kTickMarginNs);
+    EXPECT_TRUE(resolves("dave"));
+    EXPECT_FALSE(resolves("bob"));
+}
+
+// Without a generation file (an older writer) every acquire stat()s the
+// cache: nothing goes stale. One the handle cannot trust is not followed.
+TEST_F(SteadyHandle, WithoutATrustedGenerationFileEveryAcquireLooks)
+{
+    const std::string gen = dir_.path() + "/generation";
+    for (const bool untrusted : {false, true}) {
+        if (untrusted) {
+            publish({user("bob", 20001)});
+            ASSERT_EQ(chmod(gen.c_str(), 0666), 0);
+        } else {
+            ASSERT_EQ(unlink(gen.c_str()), 0);
+        }
+        cache_reset(&h_);
+        EXPECT_TRUE(resolves("bob"));
+        EXPECT_TRUE(resolves("bob"));
+        for (int round = 0; round < 4; ++round) {
+            const bool bob = round % 2 == 1;
+            std::vector<PosixUser> users = {user("carol", 20003)};
+            if (bob) users.push_back(user("bob", 20001));
+            replace_by_hand(path_, passwd_image(users, 10 + round));
+            EXPECT_EQ(resolves("bob"), bob) << round << (untrusted ? " untrusted" : " missing");
+        }
+    }
+}
+
+// The steady path changes when a file is looked at, not how: an announced
+// corrupt cache is refused by the next acquire, and a valid one answers again.
+TEST_F(SteadyHandle, AnnouncedCorruptCacheIsRefused)
+{
+    EXPECT_TRUE(resolves("bob"));
+    EXPECT_TRUE(resolves("bob"));
+    std::string img = passwd_image({user("bob", 20001)}, 8);
+    img[offsetof(FileHeader, record_count)] ^= 0x40;  // torn header
+    replace_by_hand(path_, img);
+    // What the writer does after a rename: one atomic add in the counter.
+    const int fd = open((dir_.path() + "/generation").c_str(), O_RDWR);
+    ASSERT_GE(fd, 0);
+    void* map = mmap(nullptr, sizeof(GenerationFile), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    close(fd);
+    ASSERT_NE(map, MAP_FAILED);
+    __atomic_add_fetch(
+        reinterpret_cast<uint64_t*>(static_cast<char*>(map) + kGenerationCounterOffset), 1,
+        __ATOMIC_SEQ_CST);
+    munmap(map, sizeof(GenerationFile));
+    const char* why = nullptr;
+    EXPECT_EQ(cache_acquire(&h_, &why), nullptr);
+    EXPECT_STREQ(why, "bad header checksum");
+    EXPECT_EQ(cache_acquire(&h_, &why), nullptr);
+    publish({user("bob", 20001)});
+    EXPECT_TRUE(resolves("bob"));
+    EXPECT_TRUE(resolves("bob"));
+}
+
+// Readers on the steady path while the writer republishes: every snapshot
+// handed out stays mapped while held (ASan: no use after unmap or free), bob
+// resolves in every version, and the last publish is what is seen at the end.
+TEST_F(SteadyHandle, ConcurrentReadersWhileTheWriterReplacesTheCache)
+{
+    const std::string etc = dir_.path() + "/etc-passwd";
+    std::ofstream(etc) << "root:x:0:0::/root:/bin/sh\n";
+    LocalFile local = ALLOT_LOCAL_FILE_INIT_RECHECK(etc.c_str(), 1000 * 1000);
+    std::atomic<bool> stop{false};
+    std::atomic<long> bad{0}, ok{0};
+    std::vector<std::thread> readers;
+    for (int t = 0; t < 4; ++t) {
+        readers.emplace_back([&] {
+            while (!stop.load()) {
+                const char* why = nullptr;
+                Snapshot* s = cache_acquire(&h_, &why);
+                const LocalTable* l = local_acquire(&local);
+                UserView u;
+                if (!s || !l || !user_by_name(s, "bob", 3, &u) || u.uid != 20001 ||
+                    !local_has_name(l, "root", 4))
+                    ++bad;
+                else
+                    ++ok;
+                for (uint32_t i = 0; s && i < snapshot_count(s); ++i) user_at(s, i, &u);
+                local_release(l);
+                snapshot_unref(s);
+            }
+        });
+    }
+    for (int i = 0; i < 150; ++i) {
+        std::vector<PosixUser> users = {user("bob", 20001)};
+        for (int j = 0; j < i % 25; ++j) users.push_back(user("u" + std::to_string(j), 21000 + j));
+        publish(users);
+        if (i % 10 == 0) {  // and the local file, replaced and rewritten
+            std::ofstream(etc + ".new") << "root:x:0:0::/root:/bin/sh\nx" << i << ":x:1:1\n";
+            rename((etc + ".new").c_str(), etc.c_str());
+        }
+    }
+    publish({user("bob", 20001), user("last", 29999)});
+    stop = true;
+    for (auto& t : readers) t.join();
+    EXPECT_EQ(bad.load(), 0);
+    EXPECT_GT(ok.load(), 0);
+    EXPECT_TRUE(resolves("last"));
+    local_reset(&local);
+}
+
+TEST(LocalFiles, SteadyTableSeesAChangeWithinTheInterval)
+{
+    TempDir dir;
+    const std::string path = dir.path() + "/group";
+    std::ofstream(path) << "root:x:0:\n";
+    LocalFile f = ALLOT_LOCAL_FILE_INIT_RECHECK(path.c_str(), kTestRecheckNs);
+    const LocalTable* t1 = local_acquire(&f);
+    ASSERT_NE(t1, nullptr);
+    const auto looked = std::chrono::steady_clock::now();
+    std::ofstream(path, std::ios::app) << "sudo:x:27:\n";  // groupadd
+    const LocalTable* t2 = local_acquire(&f);
+    if (std::chrono::steady_clock::now() - looked < std::chrono::nanoseconds(kTestRecheckNs / 2)) {
+        EXPECT_EQ(t2, t1);  // no stat() on the steady path
+    }
+    local_release(t2);
+    local_release(t1);
+    sleep_ns(kTestRecheckNs + kTickMarginNs);
+    const LocalTable* t3 = local_acquire(&f);
+    ASSERT_NE(t3, nullptr);
+    EXPECT_TRUE(local_has_name(t3, "sudo", 4));
+    EXPECT_TRUE(local_has_id(t3, 27));
+    local_release(t3);
+    // Unreadable: never kept for the steady path, every acquire looks again.
+    ASSERT_EQ(unlink(path.c_str()), 0);
+    ASSERT_EQ(mkdir(path.c_str(), 0755), 0);
+    sleep_ns(kTestRecheckNs + kTickMarginNs);
+    EXPECT_EQ(local_acquire(&f), nullptr);
+    ASSERT_EQ(rmdir(path.c_str()), 0);
+    std::ofstream(path) << "root:x:0:\n";
+    const LocalTable* t4 = local_acquire(&f);
+    ASSERT_NE(t4, nullptr);
+    EXPECT_FALSE(local_has_name(t4, "sudo", 4));
+    local_release(t4);
     local_reset(&f);
 }
 
