@@ -163,6 +163,21 @@ public:
         out = static_cast<T>(*value);
     }
 
+    // YAML 1.2's booleans only: yes/no/on/off (YAML 1.1) and quoted text are
+    // refused rather than guessed.
+    void boolean(const YamlNode& map, const std::string& path, const std::string& key, bool& out)
+    {
+        const YamlNode* node = scalar(map, path, key, false);
+        if (!node) return;
+        const std::string& v = node->scalar;
+        if (!node->quoted && (v == "true" || v == "True" || v == "TRUE"))
+            out = true;
+        else if (!node->quoted && (v == "false" || v == "False" || v == "FALSE"))
+            out = false;
+        else
+            error(join(path, key), node->line, "must be true or false");
+    }
+
     void minutes(const YamlNode& map, const std::string& path, const std::string& key,
                  std::optional<uint32_t>& out)
     {
@@ -477,7 +492,7 @@ void read_scim_server(Walker& w, const YamlNode& root, Config& config)
                   {"listen", "tls_cert", "tls_key", "store", "home_template", "shell",
                    "max_body_bytes", "threads", "max_header_bytes", "header_timeout_seconds",
                    "body_timeout_seconds", "write_timeout_seconds", "keep_alive_seconds",
-                   "max_connections", "max_connections_per_address"});
+                   "max_connections", "max_connections_per_address", "private_groups"});
     if (!s) return;
     auto& c = config.scim_server;
     const std::string p = "scim_server";
@@ -496,15 +511,17 @@ void read_scim_server(Walker& w, const YamlNode& root, Config& config)
     w.number(*s, p, "keep_alive_seconds", c.keep_alive_seconds, 1, 3600);
     w.number(*s, p, "max_connections", c.max_connections, 16, 1000000);
     w.number(*s, p, "max_connections_per_address", c.max_connections_per_address, 1, 1000000);
+    w.boolean(*s, p, "private_groups", c.private_groups);
     if (c.tls_cert.empty() != c.tls_key.empty())
         w.error(p, s->line, "tls_cert and tls_key must be given together");
 }
 
 void read_oidc(Walker& w, const YamlNode& root, Config& config)
 {
-    const YamlNode* s = w.section(
-        root, "", "oidc",
-        {"issuer", "audience", "token_lifetime_seconds", "keys_dir", "group_prefix", "max_groups"});
+    const YamlNode* s =
+        w.section(root, "", "oidc",
+                  {"issuer", "audience", "token_lifetime_seconds", "keys_dir", "group_prefix",
+                   "max_groups", "jwks_max_age_seconds", "activate_after_seconds"});
     if (!s) return;
     auto& c = config.oidc;
     w.text(
@@ -516,6 +533,21 @@ void read_oidc(Walker& w, const YamlNode& root, Config& config)
     w.text(*s, "oidc", "keys_dir", c.keys_dir, false, is_absolute_path, "an absolute path");
     w.text(*s, "oidc", "group_prefix", c.group_prefix);
     w.number(*s, "oidc", "max_groups", c.max_groups, 1, 1000);
+    w.number(*s, "oidc", "jwks_max_age_seconds", c.jwks_max_age_seconds, 0, kMaxJwksMaxAgeSeconds);
+    if (const YamlNode* a = s->find("activate_after_seconds"); a && !a->is_null()) {
+        uint32_t after = 0;
+        const size_t before = w.errors.size();
+        w.number(*s, "oidc", "activate_after_seconds", after, 0, kMaxActivateAfterSeconds);
+        if (w.errors.size() == before) {
+            c.activate_after_seconds = after;
+            // Sooner, relying parties holding the old JWKS refuse the new key's tokens.
+            if (after < c.jwks_max_age_seconds)
+                w.error("oidc.activate_after_seconds", a->line,
+                        "must be at least oidc.jwks_max_age_seconds (" +
+                            std::to_string(c.jwks_max_age_seconds) +
+                            "): relying parties keep the old JWKS that long");
+        }
+    }
 }
 
 void read_doctor(Walker& w, const YamlNode& root, Config& config)

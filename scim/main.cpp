@@ -37,7 +37,7 @@ const char* kUsageText =
     "usage: allot-scimd [-c CONFIG] COMMAND ...\n"
     "  serve [--listen HOST:PORT] [--store FILE] [--keys-dir DIR] [--munge-socket PATH]\n"
     "        [--alg ES256|RS256] [--munge-max-age S] [--port-file FILE] [--access-log]\n"
-    "        [--insecure-http] [--jwks-max-age S] [--private-groups]\n"
+    "        [--insecure-http] [--jwks-max-age S] [--private-groups | --no-private-groups]\n"
     "  user add NAME [--display-name S] [--email E] [--uid N] [--gid N] [--shell S] [--home H]\n"
     "                [--key 'TYPE BASE64 [COMMENT]']... [--external-id X] [--inactive]\n"
     "  user set NAME [--display-name S] [--email E] [--shell S] [--home H] [--active yes|no]\n"
@@ -104,6 +104,16 @@ uint32_t parse_u32(const std::string& s, const char* what)
     return static_cast<uint32_t>(v);
 }
 
+// A duration flag, bounded as its allot.yaml key is (allot/config.hpp).
+int64_t parse_seconds(const std::string& s, const char* what, int64_t max)
+{
+    const int64_t v = parse_u32(s, what);
+    if (v > max)
+        throw std::invalid_argument(std::string(what) + " must be at most " + std::to_string(max) +
+                                    " seconds");
+    return v;
+}
+
 int fail(const std::string& msg)
 {
     std::cerr << "allot-scimd: " << msg << "\n";
@@ -125,7 +135,7 @@ std::unique_ptr<DirectoryStore> open_store(const Context& ctx, std::string* err)
 {
     const std::string path = ctx.over.store.empty() ? ctx.config.scim_server.store : ctx.over.store;
     return open_sqlite_store(path, id_range(ctx.config), ctx.config.identity.extension_schema, err,
-                             ctx.over.private_groups);
+                             private_groups(ctx.config, ctx.over));
 }
 
 void print_user(const scim::User& u)
@@ -383,11 +393,6 @@ int token_command(Context& ctx, Args& args, const std::string& sub)
     return kUsage;
 }
 
-// A running server picks up a new key file within a minute (at once on SIGHUP),
-// so a scheduled key waits the JWKS max-age plus that minute plus a minute of
-// clock skew between this host and the relying parties.
-constexpr int64_t kActivationMargin = 120;
-
 Result<KeyActivations> key_activations(Context& ctx)
 {
     auto a = ctx.store->key_activations();
@@ -443,18 +448,17 @@ int keys_command(Context& ctx, Args& args, const std::string& sub)
     if (auto a = args.opt("--alg")) ctx.over.alg = *a;
     if (auto o = args.opt("--overlap")) ctx.over.key_overlap = parse_u32(*o, "--overlap");
     if (auto m = args.opt("--jwks-max-age"))
-        ctx.over.jwks_max_age = parse_u32(*m, "--jwks-max-age");
-    const auto after = args.opt("--activate-after");
+        ctx.over.jwks_max_age = parse_seconds(*m, "--jwks-max-age", kMaxJwksMaxAgeSeconds);
+    if (auto a = args.opt("--activate-after"))
+        ctx.over.activate_after = parse_seconds(*a, "--activate-after", kMaxActivateAfterSeconds);
     const bool activate_now = args.flag("--activate");
     args.rest();
     auto so = service_options(ctx.config, ctx.over);
     if (!so) return fail(so.error().message);
     const int64_t now = static_cast<int64_t>(time(nullptr));
     if (sub == "rotate") {
-        if (activate_now && after) return kUsage;
-        const int64_t delay = activate_now ? 0
-                              : after      ? parse_u32(*after, "--activate-after")
-                                           : so.value().jwks_max_age + kActivationMargin;
+        if (activate_now && ctx.over.activate_after) return kUsage;
+        const int64_t delay = activate_now ? 0 : activation_delay(ctx.config, ctx.over, so.value());
         // The first key of a directory has no predecessor to keep signing: it signs at once.
         const bool first = !newest_key_file(so.value().keys_dir);
         return rotate_command(ctx, so.value(), now, first ? 0 : delay);
@@ -517,7 +521,7 @@ int serve(Context& ctx, Args& args)
     if (auto v = args.opt("--munge-socket")) ctx.over.munge_socket = *v;
     if (auto v = args.opt("--alg")) ctx.over.alg = *v;
     if (auto v = args.opt("--jwks-max-age"))
-        ctx.over.jwks_max_age = parse_u32(*v, "--jwks-max-age");
+        ctx.over.jwks_max_age = parse_seconds(*v, "--jwks-max-age", kMaxJwksMaxAgeSeconds);
     const auto port_file = args.opt("--port-file");
     const auto max_age = args.opt("--munge-max-age");
     ctx.over.access_log = args.flag("--access-log");
@@ -606,7 +610,14 @@ int store_command(Context& ctx, Args& args, const std::string& cmd, const std::s
 {
     std::string err;
     // Listing private groups is the store's behaviour, so it is read before the store opens.
-    if (cmd == "serve") ctx.over.private_groups = args.flag("--private-groups");
+    // It changes what `serve` answers only: the admin commands see the real groups.
+    if (cmd == "serve") {
+        const bool on = args.flag("--private-groups"), off = args.flag("--no-private-groups");
+        if (on && off) return kUsage;
+        if (on || off) ctx.over.private_groups = on;
+    } else {
+        ctx.over.private_groups = false;
+    }
     ctx.store = open_store(ctx, &err);
     if (!ctx.store) return fail(err);
     if (cmd == "serve") return serve(ctx, args);

@@ -8,6 +8,18 @@ IdRange id_range(const Config& c)
     return {c.identity.uid_min, c.identity.uid_max, c.identity.gid_min, c.identity.gid_max};
 }
 
+bool private_groups(const Config& c, const Overrides& o)
+{
+    return o.private_groups.value_or(c.scim_server.private_groups);
+}
+
+int64_t activation_delay(const Config& c, const Overrides& o, const ServiceOptions& s)
+{
+    if (o.activate_after) return *o.activate_after;
+    if (c.oidc.activate_after_seconds) return *c.oidc.activate_after_seconds;
+    return s.jwks_max_age + kActivationMargin;
+}
+
 DirectoryPolicy directory_policy(const Config& c)
 {
     DirectoryPolicy p;
@@ -79,7 +91,7 @@ Result<ServiceOptions> service_options(const Config& c, const Overrides& o)
     }
     // Old keys stay published for at least two token lifetimes, and a day by default.
     s.key_overlap = o.key_overlap ? o.key_overlap : std::max<int64_t>(86400, 2 * s.token.lifetime);
-    if (o.jwks_max_age) s.jwks_max_age = o.jwks_max_age;
+    s.jwks_max_age = o.jwks_max_age.value_or(c.oidc.jwks_max_age_seconds);
     return s;
 }
 

@@ -146,7 +146,15 @@ struct ScimServerConfig {
     uint32_t keep_alive_seconds = 5;       // idle between requests
     uint32_t max_connections = 1024;
     uint32_t max_connections_per_address = 64;
+    // /Groups also lists each user's private group, marked as synthesised,
+    // for consumers that resolve primary gids from the group map (nsscache).
+    bool private_groups = false;
 };
+
+// A day of JWKS caching already makes every key rotation take a day; a week
+// is the longest a rotation may wait for its new key to sign.
+inline constexpr uint32_t kMaxJwksMaxAgeSeconds = 86400;
+inline constexpr uint32_t kMaxActivateAfterSeconds = 604800;
 
 struct OidcConfig {
     std::string issuer;
@@ -155,6 +163,12 @@ struct OidcConfig {
     std::string keys_dir = "/var/lib/allot-oidc";
     std::string group_prefix;
     uint32_t max_groups = 64;
+    // Key rotation: relying parties cache the JWKS for this long (Cache-Control
+    // max-age), so a new key signs only once they can have fetched it.
+    uint32_t jwks_max_age_seconds = 300;
+    // Delay from `keys rotate` to the new key signing; unset: the max-age plus
+    // the time a running server takes to publish the key, plus clock skew.
+    std::optional<uint32_t> activate_after_seconds;
 };
 
 // allot-doctor's software walk (allot-doctor(8)): the shared software roots it

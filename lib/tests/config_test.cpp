@@ -48,6 +48,9 @@ TEST(Config, ExampleFileDocumentsEveryKeyAndLoads)
     EXPECT_EQ(c.node.admin_group, "hpcadmin");
     EXPECT_EQ(c.identity.shells.size(), 5u);
     EXPECT_EQ(c.oidc.token_lifetime_seconds, 900u);
+    EXPECT_TRUE(c.scim_server.private_groups);
+    EXPECT_EQ(c.oidc.jwks_max_age_seconds, 600u);
+    EXPECT_EQ(c.oidc.activate_after_seconds, std::optional<uint32_t>(900));
     EXPECT_EQ(c.doctor.software_roots, (std::vector<std::string>{"/opt/software", "/apps"}));
     EXPECT_EQ(c.doctor.software_limit, 5000u);
     EXPECT_EQ(c.team_by_account("team-b"), &c.teams[1]);
@@ -154,4 +157,68 @@ TEST(Config, DoctorSoftwareWalk)
     EXPECT_TRUE(has_line(bad, "doctor.software_root: unknown key"));
     EXPECT_FALSE(parse_config("doctor:\n  software_roots: /opt/sw\n", "t").ok());
     EXPECT_FALSE(parse_config("doctor:\n  software_user: \"a b\"\n", "t").ok());
+}
+
+// allot-scimd's private groups and key rotation schedule: off, 300 s and
+// "max-age plus margin" by default; booleans are YAML 1.2's, durations bounded,
+// and a key may not sign before relying parties can have fetched it.
+TEST(Config, ScimdPrivateGroupsAndKeyRotation)
+{
+    auto none = parse_config("", "t");
+    EXPECT_FALSE(none.config->scim_server.private_groups);
+    EXPECT_EQ(none.config->oidc.jwks_max_age_seconds, 300u);
+    EXPECT_FALSE(none.config->oidc.activate_after_seconds.has_value());
+
+    auto on = parse_config("scim_server:\n  private_groups: True\n", "t");
+    ASSERT_TRUE(on.ok()) << on.errors.joined();
+    EXPECT_TRUE(on.config->scim_server.private_groups);
+    auto off = parse_config("scim_server:\n  private_groups: false\n", "t");
+    ASSERT_TRUE(off.ok()) << off.errors.joined();
+    EXPECT_FALSE(off.config->scim_server.private_groups);
+    for (const char* v : {"yes", "on", "1", "\"true\"", "[true]", "maybe"}) {
+        auto bad = parse_config(
+            std::string("scim_server:\n  threads: 4\n  private_groups: ") + v + "\n", "t.yaml");
+        EXPECT_FALSE(bad.ok()) << v;
+        const char* want = v[0] == '['
+                               ? "t.yaml: scim_server.private_groups: must be a single value"
+                               : "t.yaml: scim_server.private_groups: must be true or "
+                                 "false (line 3)";
+        EXPECT_TRUE(has_line(bad, want)) << v << ": " << bad.errors.joined();
+    }
+    auto typo = parse_config("scim_server:\n  private_group: true\n", "t");
+    EXPECT_TRUE(has_line(typo, "scim_server.private_group: unknown key")) << typo.errors.joined();
+
+    auto rot = parse_config("oidc:\n  jwks_max_age_seconds: 0\n  activate_after_seconds: 0\n", "t");
+    ASSERT_TRUE(rot.ok()) << rot.errors.joined();
+    EXPECT_EQ(rot.config->oidc.jwks_max_age_seconds, 0u);
+    EXPECT_EQ(rot.config->oidc.activate_after_seconds, std::optional<uint32_t>(0));
+    auto week = parse_config(
+        "oidc:\n  jwks_max_age_seconds: 86400\n  activate_after_seconds: 604800\n", "t");
+    ASSERT_TRUE(week.ok()) << week.errors.joined();
+
+    auto bad = parse_config("oidc:\n  jwks_max_age_seconds: -5\n  activate_after_seconds: 604801\n",
+                            "t.yaml");
+    ASSERT_FALSE(bad.ok());
+    EXPECT_TRUE(has_line(bad,
+                         "t.yaml: oidc.jwks_max_age_seconds: must be a whole number ≥ 0 and ≤ "
+                         "86400 (line 2)"))
+        << bad.errors.joined();
+    EXPECT_TRUE(has_line(bad,
+                         "t.yaml: oidc.activate_after_seconds: must be a whole number ≥ 0 and "
+                         "≤ 604800 (line 3)"))
+        << bad.errors.joined();
+    for (const char* v : {"86401", "5m", "\"300\"", "1e3", "99999999999999999999", "[300]"})
+        EXPECT_FALSE(
+            parse_config(std::string("oidc:\n  jwks_max_age_seconds: ") + v + "\n", "t").ok())
+            << v;
+    auto early = parse_config("oidc:\n  activate_after_seconds: 60\n  jwks_max_age_seconds: 600\n",
+                              "t.yaml");
+    ASSERT_FALSE(early.ok());
+    EXPECT_TRUE(has_line(early,
+                         "t.yaml: oidc.activate_after_seconds: must be at least "
+                         "oidc.jwks_max_age_seconds (600): relying parties keep the old "
+                         "JWKS that long (line 2)"))
+        << early.errors.joined();
+    auto typo2 = parse_config("oidc:\n  jwks_maxage_seconds: 300\n", "t");
+    EXPECT_TRUE(has_line(typo2, "oidc.jwks_maxage_seconds: unknown key")) << typo2.errors.joined();
 }

@@ -13,7 +13,9 @@
 # with a `read` token (what the docs give nsscache) serves 23 active users in
 # pages of 10 and 3 deactivated ones: the maps hold every active user, group
 # and key, and nothing of the deactivated users. Served again with
-# --private-groups, the group map also resolves every user's primary gid.
+# --private-groups, the group map also resolves every user's primary gid; so
+# with scim_server.private_groups: true in allot.yaml, unless
+# --no-private-groups says otherwise.
 set -u
 . "$(dirname "$0")/scimd-lib.sh"
 scimd_setup nsscache python3
@@ -147,5 +149,18 @@ for mode in startIndex cursor; do
     expect_not_contains "$mode --private-groups: no deactivated user's group" "$maps" "gone"
     expect_match "$mode --private-groups: team-a unchanged" \
         "$(echo "$maps" | grep '^group	team-a')" ':user01,user17$'
+done
+# The same from allot.yaml (scim_server.private_groups, what a unit's fixed
+# ExecStart reads), and --no-private-groups over the file.
+stop_service scimd-pg
+sed -i 's/^  threads: 1$/&\n  private_groups: true/' "$T/allot.yaml"
+for flag in "" --no-private-groups; do
+    start_service scimd-file "$SCIMD" -c "$T/allot.yaml" serve $flag
+    wait_port "$PORT" 30 || abort "allot-scimd $flag did not start: $(cat "$T/scimd-file.log")"
+    maps=$(python3 "$T/nsscache.py" startIndex "$URL/scim/v2" "$TOKEN" 2>"$T/file.err") ||
+        fail "private_groups: true $flag: the nsscache client failed: $(tail -1 "$T/file.err")"
+    expect_eq "private_groups: true ${flag:-alone}: $([ -n "$flag" ] && echo 2 || echo 25) groups" \
+        "$(echo "$maps" | grep -c '^group	')" "$([ -n "$flag" ] && echo 2 || echo 25)"
+    stop_service scimd-file
 done
 finish

@@ -19,9 +19,10 @@ command -v go >/dev/null || skip "go is not installed (golang-go)"
 scimd_setup rot openssl python3
 KUBETOKEN=${KUBETOKEN:-$(dirname "$SCIMD")/allot-kube-token}
 
-# The JWKS max-age the server sends and the schedule `keys rotate` derives from
-# it: short so the test waits about a minute, long enough that the verifier's
-# cache (refetched by go-oidc only in the last 30 s of the max-age) holds for 30 s.
+# The JWKS max-age the server sends and the schedule of `keys rotate`, both from
+# allot.yaml (oidc.jwks_max_age_seconds, oidc.activate_after_seconds): short so the
+# test waits about a minute, long enough that the verifier's cache (refetched by
+# go-oidc only in the last 30 s of the max-age) holds for 30 s.
 MAX_AGE=60 ACTIVATE_AFTER=65
 
 # ------------------------------------------------------------------ set-up
@@ -59,6 +60,8 @@ oidc:
   issuer: $1
   audience: rot-kube
   keys_dir: $T/oidc
+  jwks_max_age_seconds: $MAX_AGE
+  activate_after_seconds: $ACTIVATE_AFTER
 YAML
 }
 config "$ISS" >"$T/allot.yaml"
@@ -86,7 +89,7 @@ else
 fi
 MUNGE_ARGS=()
 [ "$KT" = 1 ] && MUNGE_ARGS=(--munge-socket "$T/munge/sock")
-start_service scimd "$SCIMD" -c "$T/allot.yaml" serve --jwks-max-age "$MAX_AGE" "${MUNGE_ARGS[@]}"
+start_service scimd "$SCIMD" -c "$T/allot.yaml" serve "${MUNGE_ARGS[@]}"
 wait_port "$PORT" 30 || abort "allot-scimd did not start: $(cat "$T/scimd.log")"
 reloads() { grep -c "reloaded OIDC keys" "$T/scimd.log"; }
 reloaded_since() { [ "$(reloads)" -gt "$1" ]; }
@@ -199,8 +202,10 @@ rotate() {
 }
 
 # ------------------------------------------------------------------ during
-out=$(rotate --jwks-max-age "$MAX_AGE" --activate-after "$ACTIVATE_AFTER")
+# The max-age and the delay come from allot.yaml (oidc.*), as for a unit's fixed ExecStart.
+out=$(rotate)
 expect_contains "keys rotate publishes the new key and schedules it" "$out" "published; it signs from"
+expect_contains "keys rotate waits oidc.activate_after_seconds" "$out" "(in ${ACTIVATE_AFTER}s)"
 hup_scimd
 NEW=$(S keys list | awk '/signs from/ {print $1}')
 expect_eq "during: the JWKS lists the old and the new key" "$(jwks_kids)" "$(echo "$OLD $NEW" | tr ' ' '\n' | sort | tr '\n' ' ' | sed 's/ $//')"
