@@ -159,6 +159,15 @@ scim::Group parse_group(const cJSON* res, const ScimAttributeMap& map)
             }
         }
     }
+    // allot-scimd marks the private groups it synthesises for nsscache; a
+    // sync leaves them out (allot-syncd's sync_engine.cpp).
+    if (const cJSON* ext = field(res, scim::kPosixGroup); cJSON_IsObject(ext)) {
+        const cJSON* upg = field(ext, "userPrivateGroup");
+        if (cJSON_IsBool(upg))
+            g.user_private = cJSON_IsTrue(upg);
+        else if (upg && !cJSON_IsNull(upg) && err.empty())
+            err = "userPrivateGroup is not a boolean";
+    }
     const cJSON* members = field(res, "members");
     if (members && !cJSON_IsNull(members)) {
         if (!cJSON_IsArray(members)) {

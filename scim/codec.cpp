@@ -111,7 +111,11 @@ JsonPtr group_to_json(const Group& g, const RenderOptions& o)
     JsonPtr root(cJSON_CreateObject());
     cJSON* schemas = cJSON_AddArrayToObject(root.get(), "schemas");
     cJSON_AddItemToArray(schemas, cJSON_CreateString(kGroupSchema));
-    if (o.include_extension) cJSON_AddItemToArray(schemas, cJSON_CreateString(kPosixGroup));
+    // A private group's marker is returned always (RFC 7643 §7), with or
+    // without the rest of the extension: a client must never take it for a
+    // group of the directory.
+    const bool ext_object = o.include_extension || g.user_private;
+    if (ext_object) cJSON_AddItemToArray(schemas, cJSON_CreateString(kPosixGroup));
     cJSON_AddStringToObject(root.get(), "id", g.id.c_str());
     add_string(root.get(), "externalId", g.external_id);
     cJSON_AddStringToObject(root.get(), "displayName", g.display_name.c_str());
@@ -125,9 +129,12 @@ JsonPtr group_to_json(const Group& g, const RenderOptions& o)
             cJSON_AddStringToObject(item, "$ref", (o.base_url + "/Users/" + m.value).c_str());
         cJSON_AddItemToArray(members, item);
     }
-    if (o.include_extension) {
+    if (ext_object) {
         cJSON* ext = cJSON_AddObjectToObject(root.get(), kPosixGroup);
-        if (g.gid) cJSON_AddNumberToObject(ext, "gidNumber", static_cast<double>(*g.gid));
+        if (g.gid && o.include_extension)
+            cJSON_AddNumberToObject(ext, "gidNumber", static_cast<double>(*g.gid));
+        // Only on private groups: absent means a group of the directory.
+        if (g.user_private) cJSON_AddTrueToObject(ext, "userPrivateGroup");
     }
     cJSON_AddItemToObject(root.get(), "meta",
                           meta("Group", o.base_url.empty() ? "" : o.base_url + "/Groups/" + g.id,

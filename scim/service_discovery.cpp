@@ -51,6 +51,12 @@ cJSON* attr(const char* name, const char* type, bool multi, bool required, const
     return a;
 }
 
+cJSON* returned_always(cJSON* a)
+{
+    cJSON_ReplaceItemInObject(a, "returned", cJSON_CreateString("always"));
+    return a;
+}
+
 JsonPtr schema(const std::string& base, const std::string& sid, const char* name,
                std::vector<cJSON*> attrs)
 {
@@ -89,7 +95,8 @@ std::vector<JsonPtr> all_schemas(const std::string& base, const std::string& use
                           attr("sshPublicKeys", "string", true, false, "readWrite")}));
     out.push_back(
         schema(base, scim::kPosixGroup, "PosixGroup",
-               {attr("gidNumber", "integer", false, false, "immutable", true, "server")}));
+               {attr("gidNumber", "integer", false, false, "immutable", true, "server"),
+                returned_always(attr("userPrivateGroup", "boolean", false, false, "readOnly"))}));
     return out;
 }
 

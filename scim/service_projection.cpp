@@ -20,6 +20,15 @@ bool always_kept(const std::string& key)
     return key == "id" || key == "schemas";
 }
 
+// Returned "always" inside an extension: the marker of a synthesised private
+// group survives any attributes/excludedAttributes (codec.cpp, group_to_json).
+constexpr const char* kAlwaysInExtension = "userprivategroup";
+
+bool has_marker(const cJSON* ext)
+{
+    return cJSON_IsObject(ext) && cJSON_GetObjectItem(ext, kAlwaysInExtension);
+}
+
 // Drops the members of `obj` (or of each object in the array `obj`) not named in `subs`.
 void keep_children(cJSON* obj, const std::vector<std::string>& subs)
 {
@@ -74,7 +83,9 @@ void keep_included(cJSON* resource, const std::vector<AttrPath>& include)
 {
     for (cJSON* item = resource->child; item;) {
         cJSON* next = item->next;
-        const Wanted w = wanted(item, lower_key(item), include);
+        Wanted w = wanted(item, lower_key(item), include);
+        if (!w.whole && lower_key(item).rfind("urn:", 0) == 0 && has_marker(item))
+            w.subs.push_back(kAlwaysInExtension);
         if (w.whole) {
         } else if (!w.subs.empty() && (cJSON_IsObject(item) || cJSON_IsArray(item))) {
             keep_children(item, w.subs);
@@ -92,9 +103,12 @@ void drop_excluded(cJSON* resource, const AttrPath& p)
         const std::string key = lower_key(item);
         if (always_kept(key)) {
         } else if (key.rfind("urn:", 0) == 0) {
-            if (p.schema == key && p.attr.empty())
+            if (p.schema == key && p.attr.empty() && has_marker(item))
+                keep_children(item, {kAlwaysInExtension});
+            else if (p.schema == key && p.attr.empty())
                 cJSON_Delete(cJSON_DetachItemViaPointer(resource, item));
-            else if ((p.schema == key || p.schema.empty()) && !p.attr.empty())
+            else if ((p.schema == key || p.schema.empty()) && !p.attr.empty() &&
+                     p.attr != kAlwaysInExtension)
                 cJSON_DeleteItemFromObject(item, p.attr.c_str());
         } else if (p.attr == key) {
             if (p.sub.empty()) {

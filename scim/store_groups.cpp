@@ -96,9 +96,14 @@ Result<std::vector<scim::Group>> GroupView::load(Conn& c, const std::string& whe
             "g.version, (SELECT json_group_array(json_array(mm.id, mm.user_name)) FROM "
             "(SELECT u2.id, u2.user_name FROM (SELECT m2.user_rowid AS r FROM members m2 "
             "WHERE m2.group_rowid = g.grp_rowid UNION ALL SELECT g.user_rowid) x JOIN "
-            "users u2 ON u2.rowid = x.r ORDER BY u2.user_name) mm) FROM ") +
+            "users u2 ON u2.rowid = x.r ORDER BY u2.user_name) mm), g.user_rowid IS NOT NULL "
+            "FROM ") +
         kFrom;
-    return load_rows(c, select, where, binds, order, limit, offset, group_from_row);
+    return load_rows(c, select, where, binds, order, limit, offset, [](const Stmt& st) {
+        scim::Group g = group_from_row(st);
+        g.user_private = st.col_int(8) != 0;
+        return g;
+    });
 }
 
 Status GroupTable::insert(Conn& c, const IdAllocator& ids, scim::Group& g)

@@ -178,6 +178,9 @@ void log_report(const Options& opt, const SyncReport& rep)
 {
     for (const auto& r : rep.directory.rejections)
         log(Level::Warning, "rejected " + r.kind + " '" + r.object + "': " + r.reason);
+    if (rep.private_groups_skipped)
+        log(Level::Info, "left out " + std::to_string(rep.private_groups_skipped) +
+                             " users' private groups the source synthesises (userPrivateGroup)");
     for (const auto& n : rep.plan.notes) log(Level::Info, n);
     if (opt.plan) {
         print_plan(rep);

@@ -6,6 +6,8 @@
 // and only drop the record.
 #include "sync_engine.hpp"
 
+#include <algorithm>
+
 namespace allot {
 namespace {
 
@@ -64,9 +66,20 @@ private:
                                                      "; nothing changed, last good caches kept");
         }
         rep_.source_requests = fetched.value().requests;
+        ScimDirectory& dir = fetched.value();
+        // A private group a server lists for nsscache is a copy of the user,
+        // not a group of the directory: published, it would turn with the
+        // server's option (and trip the shrink guard when turned off) and could
+        // stand in for a team's group named like a user. So the caches and the
+        // accounting are the same whether the server lists them or not.
+        const size_t before = dir.groups.size();
+        dir.groups.erase(std::remove_if(dir.groups.begin(), dir.groups.end(),
+                                        [](const scim::Group& g) { return g.user_private; }),
+                         dir.groups.end());
+        rep_.private_groups_skipped = before - dir.groups.size();
         const IdentityRules rules =
             identity_rules(config_.identity, opt_.local ? *opt_.local : LocalIdentities{});
-        rep_.directory = validate_directory(fetched.value(), rules);
+        rep_.directory = validate_directory(dir, rules);
         return true;
     }
 

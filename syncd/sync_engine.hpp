@@ -108,6 +108,8 @@ struct SyncReport {
     std::map<std::string, std::string> new_applied_state;  // save when accounting_applied
     uint32_t source_requests = 0;
     Error source_error;  // the code of a SourceError (a scim_source::Errc)
+    // Users' private groups the source synthesised (userPrivateGroup), left out.
+    size_t private_groups_skipped = 0;
 };
 
 SyncReport run_sync(const Config& config, ScimSource& source, AccountingStore* store,

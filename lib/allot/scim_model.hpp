@@ -80,6 +80,10 @@ struct Group {
     int64_t created = 0;
     int64_t modified = 0;
     int64_t version = 0;
+    // A user's private group that the server synthesised for /Groups (the
+    // PosixGroup extension's userPrivateGroup, allot-scimd's private groups),
+    // not a group of the directory.
+    bool user_private = false;
     std::string type_error;  // source side, as User::type_error
 };
 

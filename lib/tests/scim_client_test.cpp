@@ -116,6 +116,36 @@ TEST(ScimParse, WrongTypesAreRecordErrors)
     EXPECT_EQ(v.rejections.size(), 7u);
 }
 
+// allot-scimd marks the private groups it synthesises (PosixGroup
+// extension, userPrivateGroup); the parser carries the mark, and a mark of
+// the wrong type makes the record an error rather than a group.
+TEST(ScimParse, UserPrivateGroupMark)
+{
+    const std::string pg = "urn:ietf:params:scim:schemas:extension:allot:2.0:PosixGroup";
+    auto p = parse_group_page(
+        list_json(
+            {R"({"id":"1","displayName":"alice",")" + pg +
+                 R"(":{"gidNumber":20001,"userPrivateGroup":true},"members":[{"value":"u1"}]})",
+             R"({"id":"2","displayName":"team",")" + pg +
+                 R"(":{"gidNumber":20002,"userPrivateGroup":false}})",
+             R"({"id":"3","displayName":"other",")" + pg + R"(":{"gidNumber":20003}})",
+             R"({"id":"4","displayName":"bad",")" + pg +
+                 R"(":{"gidNumber":20004,"userPrivateGroup":"true"}})",
+             group_json("5", "plain", 20005, {})},
+            5),
+        kExt);
+    ASSERT_TRUE(p.ok()) << p.error().message;
+    const auto& g = p.value().resources;
+    ASSERT_EQ(g.size(), 5u);
+    EXPECT_TRUE(g[0].user_private);
+    EXPECT_EQ(g[0].gid, 20001);
+    for (size_t i : {1, 2, 4}) {
+        EXPECT_FALSE(g[i].user_private) << i;
+        EXPECT_TRUE(g[i].type_error.empty()) << i << g[i].type_error;
+    }
+    EXPECT_EQ(g[3].type_error, "userPrivateGroup is not a boolean");
+}
+
 TEST(ScimValidate, UserRules)
 {
     auto d = parse_users({

@@ -2,11 +2,13 @@
 // user's private group (issue 13: SUNK's nsscache synthesises none). Driven
 // through Service::handle() on a real SQLite store: the listing, paging by
 // index and cursor across the boundary between real and private groups,
-// filters, hiding for read tokens, a name clash (the real group wins) and the
-// refusal of writes to a private group.
+// filters, hiding for read tokens, a name clash (the real group wins), the
+// refusal of writes to a private group, and its userPrivateGroup mark as
+// allot-syncd's SCIM client reads it.
 #include <gtest/gtest.h>
 
 #include "allot/json.hpp"
+#include "allot/scim_client.hpp"
 #include "service.hpp"
 #include "test_util.hpp"
 #include "util.hpp"
@@ -99,8 +101,8 @@ protected:
         for (const auto& id : member_ids) g.members.push_back({id, "User", ""});
         return g;
     }
-    HttpResponse call(const std::string& method, const std::string& target, bool write = true,
-                      const std::string& body = "")
+    scimd::HttpResponse call(const std::string& method, const std::string& target,
+                             bool write = true, const std::string& body = "")
     {
         HttpRequest r;
         r.method = method;
@@ -271,4 +273,63 @@ TEST_F(PrivateGroupsTest, APrivateGroupIsReadOnlyWithAStableId)
     open(false);
     EXPECT_EQ(call("GET", "/scim/v2/Groups/" + id).status, 404);
     EXPECT_EQ(call("DELETE", "/scim/v2/Groups/" + id).status, 404);
+}
+
+// Every private group carries userPrivateGroup: true in the PosixGroup
+// extension, a real group never; the mark is returned "always", so no
+// attributes= or excludedAttributes= leaves it out. allot-syncd's parser,
+// given exactly its own /Groups request, sees the same split.
+TEST_F(PrivateGroupsTest, PrivateGroupsAreMarkedWhateverTheClientAsks)
+{
+    populate();
+    const std::string pg = scim::kPosixGroup;
+    auto marks = [&](const std::string& query) {
+        auto r = call("GET", "/scim/v2/Groups" + query);
+        EXPECT_EQ(r.status, 200) << r.body;
+        JsonPtr j = json_parse(r.body);
+        V out;
+        const cJSON* g = nullptr;
+        cJSON_ArrayForEach(g, cJSON_GetObjectItem(j.get(), "Resources"))
+        {
+            const cJSON* mark =
+                cJSON_GetObjectItem(cJSON_GetObjectItem(g, pg.c_str()), "userPrivateGroup");
+            out.push_back(json_string(g, "displayName").value_or("?") + "=" +
+                          (cJSON_IsTrue(mark) ? "private"
+                           : mark             ? "wrong"
+                                              : "real"));
+        }
+        return out;
+    };
+    const V want{"alice=private", "bob=private", "carol=private", "erin=real", "team=real"};
+    EXPECT_EQ(marks(""), want);
+    for (const char* q : {"?attributes=displayName", "?attributes=displayName,gidNumber",
+                          "?attributes=displayName,members&excludedAttributes=gidNumber",
+                          "?excludedAttributes=urn:ietf:params:scim:schemas:extension:allot:2.0:"
+                          "PosixGroup",
+                          "?excludedAttributes=urn:ietf:params:scim:schemas:extension:allot:2.0:"
+                          "PosixGroup:userPrivateGroup"})
+        EXPECT_EQ(marks(q), want) << q;
+    auto one = call("GET", "/scim/v2/Groups/" + private_group_id(bob.id));
+    EXPECT_NE(one.body.find("\"userPrivateGroup\":true"), std::string::npos) << one.body;
+
+    // allot-syncd's request (lib/scim_fetch.cpp) and parser.
+    auto r = call("GET", "/scim/v2/Groups?attributes=displayName,members,gidNumber," + pg);
+    auto page = parse_group_page(r.body, scim::kDefaultPosixUser);
+    ASSERT_TRUE(page.ok()) << page.error().message;
+    V parsed;
+    for (const auto& g : page.value().resources) {
+        EXPECT_TRUE(g.type_error.empty()) << g.type_error;
+        EXPECT_TRUE(g.gid.has_value()) << g.display_name;
+        parsed.push_back(g.display_name + "=" + (g.user_private ? "private" : "real"));
+    }
+    EXPECT_EQ(parsed, want);
+
+    auto schema = call("GET", "/scim/v2/Schemas/" + pg);
+    ASSERT_EQ(schema.status, 200) << schema.body;
+    EXPECT_NE(schema.body.find("\"name\":\"userPrivateGroup\""), std::string::npos) << schema.body;
+    EXPECT_NE(schema.body.find("\"returned\":\"always\""), std::string::npos) << schema.body;
+
+    // Off: nothing is marked.
+    open(false);
+    EXPECT_EQ(marks(""), (V{"erin=real", "team=real"}));
 }

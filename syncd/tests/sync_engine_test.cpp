@@ -279,3 +279,66 @@ TEST(SyncCycle, CacheWithinTheLimitIsPublished)
     EXPECT_EQ(r.run().status, SyncStatus::Ok);
     EXPECT_EQ(r.caches.last.users.size(), 16u);
 }
+
+// allot-scimd with private groups on lists each user's private group, marked
+// (userPrivateGroup). The cycle leaves them out, so caches and accounting are
+// those of the same directory without them: no group per user in the cache,
+// no team made of a private group named like the team's group, nothing for
+// the shrink guard when the server's option is turned off again, and a
+// source of users and private groups alone is still an empty directory.
+TEST(SyncCycle, PrivateGroupsOfTheSourceAreLeftOut)
+{
+    const std::string pg = "urn:ietf:params:scim:schemas:extension:allot:2.0:PosixGroup";
+    auto private_group = [&](int i) {
+        const std::string n = std::to_string(i);
+        return R"({"id":"p)" + n + R"(","displayName":"user)" + n + R"(",")" + pg +
+               R"(":{"gidNumber":)" + std::to_string(20000 + i) +
+               R"(,"userPrivateGroup":true},"members":[{"value":"u)" + n + R"(","type":"User"}]})";
+    };
+    auto with_private_groups = [&](int users) {
+        ScimDirectory d = source(users);
+        std::vector<std::string> json;
+        for (int i = 0; i < users; ++i) json.push_back(private_group(i));
+        auto page = parse_group_page(list_json(json, users), kExt);
+        EXPECT_TRUE(page.ok());
+        if (page.ok())
+            for (auto& g : page.value().resources) d.groups.push_back(std::move(g));
+        return d;
+    };
+
+    Rig plain;
+    plain.cfg.teams[0].group = "user1";  // a team named like a user, whose group the source lacks
+    plain.src.answer = source(6);
+    auto without = plain.run();
+    ASSERT_EQ(without.status, SyncStatus::Ok) << without.message;
+    EXPECT_EQ(without.private_groups_skipped, 0u);
+
+    Rig r;
+    r.cfg.teams[0].group = "user1";
+    r.opt.max_removals = 0;
+    r.src.answer = with_private_groups(6);
+    auto with = r.run();
+    ASSERT_EQ(with.status, SyncStatus::Ok) << with.message;
+    EXPECT_EQ(with.private_groups_skipped, 6u);
+    ASSERT_EQ(r.caches.last.groups.size(), 1u);
+    EXPECT_EQ(r.caches.last.groups[0].name, "team-a");
+    EXPECT_TRUE(with.directory.rejections.empty());
+    EXPECT_EQ(r.caches.published_names(), plain.caches.published_names());
+    EXPECT_EQ(applied_state(r.store.state), applied_state(plain.store.state));
+    EXPECT_EQ(r.store.state.users.size(), 6u);
+    // user1's private group made no team: no one is in the team's account.
+    for (const auto& [key, a] : r.store.state.assocs) EXPECT_NE(key.second, "team-a") << key.first;
+
+    // The server's option turned off: nothing leaves the caches, nothing changes.
+    r.src.answer = source(6);
+    auto off = r.run();
+    EXPECT_EQ(off.status, SyncStatus::Ok) << off.message;
+    EXPECT_TRUE(off.plan.empty());
+
+    // Users and their private groups only: as empty as a source without groups.
+    r.src.answer = with_private_groups(6);
+    r.src.answer.value().groups.erase(r.src.answer.value().groups.begin());
+    auto empty = r.run();
+    EXPECT_EQ(empty.status, SyncStatus::Refused);
+    EXPECT_NE(empty.message.find("0 valid groups"), std::string::npos) << empty.message;
+}
