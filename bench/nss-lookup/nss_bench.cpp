@@ -4,7 +4,18 @@
 //
 //   nss_bench N ITERATIONS [GETGROUPLIST_ITERATIONS]   (users are bench0..bench<N-1>, uid 200000+i,
 //                             groups benchg0.. gid 300000+i/10)
+//   nss_bench floor N ITERATIONS
+//
+// "floor" prints "floor GLIBC_HIT GLIBC_MISS MODULE_HIT MODULE_MISS" in ns per
+// lookup: getpwuid_r through glibc for existing and absent uids, then
+// libnss_allot's _nss_allot_getpwuid_r called directly (dlopen through
+// LD_LIBRARY_PATH). An absent uid costs the module one binary search that finds
+// nothing, so the glibc miss is close to what glibc spends per call around any
+// module (glibc 2.36: a stat() of /etc/nsswitch.conf on every call, and on every
+// 100th a connect() to nscd's socket while nscd does not answer).
+#include <dlfcn.h>
 #include <grp.h>
+#include <nss.h>
 #include <pwd.h>
 
 #include <algorithm>
@@ -25,10 +36,48 @@ double ns_since(Clock::time_point t)
     return std::chrono::duration<double, std::nano>(Clock::now() - t).count();
 }
 
+template <typename Lookup>
+double ns_per_call(long iterations, Lookup lookup)
+{
+    const Clock::time_point t = Clock::now();
+    for (long i = 0; i < iterations; ++i) lookup(i);
+    return ns_since(t) / double(iterations);
+}
+
+using GetpwuidFn = nss_status (*)(uid_t, passwd*, char*, size_t, int*);
+
+int floor_main(long n, long iterations)
+{
+    passwd pw, *res;
+    char buf[1024];
+    int err;
+    const auto present = [&](long i) { return uid_t(200000 + (i * 7919) % n); };
+    const auto absent = [&](long i) { return uid_t(4000000000u - uint32_t(i & 1023)); };
+    getpwuid_r(present(0), &pw, buf, sizeof buf, &res);  // loads the module
+    const double glibc_hit = ns_per_call(
+        iterations, [&](long i) { getpwuid_r(present(i), &pw, buf, sizeof buf, &res); });
+    const double glibc_miss =
+        ns_per_call(iterations, [&](long i) { getpwuid_r(absent(i), &pw, buf, sizeof buf, &res); });
+    void* so = dlopen("libnss_allot.so.2", RTLD_NOW);
+    auto* module = so ? reinterpret_cast<GetpwuidFn>(dlsym(so, "_nss_allot_getpwuid_r")) : nullptr;
+    if (!module) {
+        std::fprintf(stderr, "libnss_allot.so.2 not found\n");
+        return 1;
+    }
+    const double module_hit =
+        ns_per_call(iterations, [&](long i) { module(present(i), &pw, buf, sizeof buf, &err); });
+    const double module_miss =
+        ns_per_call(iterations, [&](long i) { module(absent(i), &pw, buf, sizeof buf, &err); });
+    std::printf("floor %.0f %.0f %.0f %.0f\n", glibc_hit, glibc_miss, module_hit, module_miss);
+    return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv)
 {
+    if (argc == 4 && std::string(argv[1]) == "floor")
+        return floor_main(std::atol(argv[2]), std::atol(argv[3]));
     if (argc != 3 && argc != 4) return 2;
     const long n = std::atol(argv[1]), iters = std::atol(argv[2]);
     // getgrouplist is linear in the groups for modules without initgroups_dyn: fewer calls.

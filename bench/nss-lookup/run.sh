@@ -14,7 +14,9 @@
 # and allot again, nscd over files and sssd's files provider (libnss_sss answering from its
 # memory cache), each daemon started for the run; its first pass fills its cache ("-cold"
 # rows), the measured pass repeats the same lookups, as a site's long-running daemon serves.
-# Prints ns per lookup and, per env, the ratio of the fastest peer to allot (>1: allot faster).
+# Prints ns per lookup and, per env, the ratio of the fastest peer to allot (>1: allot faster),
+# and (row "allot-floor", not compared) getpwuid through glibc against the module called directly
+# (nss_bench floor): what of allot's steady figure is glibc's own per-call work.
 # The closing RESULT line gives allot's first lookup at 100,000 users (us, host) and, over every
 # figure (first lookup, getpwnam, getpwuid, getgrgid, getgrouplist at both sizes, both envs;
 # ratios only within one env), the worst ratio of allot's time to the fastest peer's; peers=
@@ -32,11 +34,11 @@ B=$BUILD
 [ "$(id -u)" = 0 ] || { echo "needs root (mount namespaces)"; exit 77; }
 harness_tmpdir nssbench
 W=$HARNESS_TMP
-g++ -std=c++17 -O2 -o "$W/nss_bench" "$HERE/nss_bench.cpp"
+g++ -std=c++17 -O2 -o "$W/nss_bench" "$HERE/nss_bench.cpp" -ldl
 mkdir -p "$W/lib"
 cp "$B/plugins/nss/.libs/libnss_allot.so.2" "$W/lib/"
 
-run_ns() {  # run_ns <files|cache|allot> <N> <iters> <getgrouplist iters>
+run_ns() {  # run_ns <files|cache|allot> <N> <iters> <getgrouplist iters | floor>
     local mode=$1 n=$2 it=$3 gl=$4
     sed "s/^passwd:.*/passwd: $mode/; s/^group:.*/group: $mode/" /etc/nsswitch.conf > "$W/nss.$mode"
     # shellcheck disable=SC2016
@@ -50,7 +52,8 @@ run_ns() {  # run_ns <files|cache|allot> <N> <iters> <getgrouplist iters>
                 -o lowerdir=/var/lib,upperdir="$W/$n/up",workdir="$W/$n/wk" /var/lib ;;
         esac
         mount --bind "$W/nss.$mode" /etc/nsswitch.conf
-        LD_LIBRARY_PATH="$W/lib" exec "$W/nss_bench" "$n" "$it" "$gl"' sh "$W" "$mode" "$n" "$it" "$gl"
+        if [ "$gl" = floor ]; then set -- floor "$n" "$it"; else set -- "$n" "$it" "$gl"; fi
+        LD_LIBRARY_PATH="$W/lib" exec "$W/nss_bench" "$@"' sh "$W" "$mode" "$n" "$it" "$gl"
 }
 
 ldconfig -p | grep -q 'libnss_cache\.so\.2 ' ||
@@ -143,6 +146,10 @@ for n in 10000 100000; do
     take $n host files "$(run_ns files $n $it_files $it_files)"
     take $n host cache "$(run_ns cache $n 200000 $it_files)"
     take $n host allot "$(run_ns allot $n 200000 20000)"
+    # Not compared: how much of allot's steady getpwuid is glibc's own (module_floor.cpp).
+    read -r _ fg_hit fg_miss fm_hit fm_miss <<<"$(run_ns allot $n 200000 floor)"
+    printf '%-8s %-7s %-10s getpwuid through glibc %s ns (absent uid %s ns), module alone %s ns (absent %s ns)\n' \
+        "$n" host allot-floor "$fg_hit" "$fg_miss" "$fm_hit" "$fm_miss"
     compare $n host files cache
     [ "$n" = 100000 ] && first_100k=$(us "${V[host/$n/allot]%% *}")
     [ "$daemons" = 1 ] || continue
