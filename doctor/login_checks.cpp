@@ -123,6 +123,26 @@ Finding check_sshd_use_pam(const Result<std::string>& sshd_t)
                    "set `UsePAM yes` in /etc/ssh/sshd_config, then `systemctl reload ssh`");
 }
 
+Finding check_sshd_penalties(const Result<std::string>& sshd_t)
+{
+    const char* id = "node.sshd_penalties";
+    if (!sshd_t) return sshd_unreadable(id, sshd_t.error());
+    auto penalties = sshd_value(sshd_t.value(), "persourcepenalties");
+    if (!penalties) return ok(id, "this sshd has no per-source penalties (OpenSSH before 9.8)");
+    if (*penalties == "no") return ok(id, "sshd's per-source penalties are off");
+    std::string exempt = sshd_value(sshd_t.value(), "persourcepenaltyexemptlist").value_or("none");
+    if (exempt != "none") return ok(id, "sshd exempts " + exempt + " from its penalties");
+    return problem(Severity::Warn, id,
+                   "sshd penalises source addresses for refused logins "
+                   "(PerSourcePenalties) and exempts none",
+                   "pam_allot refuses users with no job here, and each refusal counts against "
+                   "the login node they came from: after a few, sshd drops every connection "
+                   "from that login node, users with jobs included (up to 10 minutes by "
+                   "default).",
+                   "add `PerSourcePenaltyExemptList <the login nodes' addresses or subnet>` to "
+                   "/etc/ssh/sshd_config, then `systemctl reload ssh`");
+}
+
 std::string expand_pam_account(std::string_view stack,
                                const std::function<std::string(const std::string&)>& read)
 {

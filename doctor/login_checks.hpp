@@ -20,6 +20,9 @@ std::optional<std::string> sshd_value(std::string_view sshd_t, std::string_view 
 Finding check_sshd_keys_command(const Result<std::string>& sshd_t);
 // On compute nodes pam_allot runs only when sshd uses PAM.
 Finding check_sshd_use_pam(const Result<std::string>& sshd_t);
+// OpenSSH 9.8+ penalises a source address for refused logins; on a compute node the
+// sources are the login nodes, shared by every user (warn when nothing is exempt).
+Finding check_sshd_penalties(const Result<std::string>& sshd_t);
 
 // The account lines of a PAM stack, following `@include NAME` and
 // `account include|substack NAME` through `read(NAME)` (bounded depth).

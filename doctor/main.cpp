@@ -220,6 +220,7 @@ Findings node_findings(const Config& config, Role role, const Options& o)
     out.push_back(check_sshd_keys_command(sshd_t));
     if (role == Role::Compute) {
         out.push_back(check_sshd_use_pam(sshd_t));
+        out.push_back(check_sshd_penalties(sshd_t));
         out.push_back(check_pam_account(read_pam_account(), kPamSshd));
     }
     add(out, identity_file_findings(config, false));

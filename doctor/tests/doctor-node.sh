@@ -39,6 +39,7 @@ HostKey $T/hostkey
 AuthorizedKeysCommand /usr/libexec/allot/allot-keys %u
 AuthorizedKeysCommandUser nobody
 UsePAM yes
+$(sshd_has_penalties && echo "PerSourcePenaltyExemptList 127.0.0.1")
 CONF
 bind /etc/pam.d/sshd pam-sshd
 printf 'account required pam_allot.so\n@include common-account\n' | put /etc/pam.d/sshd
@@ -120,6 +121,13 @@ set_line /etc/ssh/sshd_config AuthorizedKeysCommand "AuthorizedKeysCommand /usr/
 broken_then_fixed node.sshd_keys_command fail "AuthorizedKeysCommand /usr/libexec/allot/allot-keys %u" sshd_lines
 set_line /etc/ssh/sshd_config UsePAM "UsePAM no"
 broken_then_fixed node.sshd_use_pam fail "UsePAM yes" sshd_line
+if sshd_has_penalties; then # OpenSSH 9.8+
+    grep -v '^PerSourcePenaltyExemptList' /etc/ssh/sshd_config | put /etc/ssh/sshd_config
+    sshd_exempt() { set_line /etc/ssh/sshd_config PerSourcePenaltyExemptList "PerSourcePenaltyExemptList 10.0.0.0/8"; }
+    broken_then_fixed node.sshd_penalties warn "PerSourcePenaltyExemptList" sshd_exempt
+else
+    expect_eq "node.sshd_penalties: none before OpenSSH 9.8" "$(finding node.sshd_penalties severity)" ok
+fi
 echo "Port 22 22 bogus" >>/etc/ssh/sshd_config
 expect_contains "sshd -T's own error is reported" "$(finding node.sshd_keys_command what)" "sshd -T"
 set_line /etc/ssh/sshd_config Port "Port 22"

@@ -31,6 +31,23 @@ TEST(Sshd, KeysCommandMustBeAllotKeysWithTheUser)
     EXPECT_NE(check_sshd_keys_command(failed).what.find("bad line 3"), std::string::npos);
 }
 
+TEST(Sshd, PenaltiesOnAComputeNodeExemptTheLoginNodes)
+{
+    Result<std::string> old_sshd = std::string("usepam yes\n");
+    EXPECT_EQ(check_sshd_penalties(old_sshd).severity, Severity::Ok);
+    const std::string on =
+        "persourcepenalties crash:90 authfail:5 noauth:1 max:600 min:15\n";
+    Result<std::string> none = on + "persourcepenaltyexemptlist none\n";
+    Finding f = check_sshd_penalties(none);
+    EXPECT_EQ(f.severity, Severity::Warn);
+    EXPECT_NE(f.fix.find("PerSourcePenaltyExemptList"), std::string::npos);
+    Result<std::string> exempt = on + "PerSourcePenaltyExemptList 10.0.0.0/8\n";
+    EXPECT_EQ(check_sshd_penalties(exempt).severity, Severity::Ok);
+    Result<std::string> off = std::string("persourcepenalties no\n");
+    EXPECT_EQ(check_sshd_penalties(off).severity, Severity::Ok);
+    EXPECT_EQ(check_sshd_penalties(make_error("`sshd -T` failed")).severity, Severity::Fail);
+}
+
 TEST(Pam, IncludesAreFollowedAndOnlyAccountLinesKept)
 {
     std::map<std::string, std::string> files = {

@@ -149,9 +149,8 @@ trap 'exit 130' INT TERM
 # sshd_test_options: sshd_config lines every test sshd needs on this OpenSSH. 9.8+ penalises
 # a source address after failed logins (PerSourcePenalties): a test's deliberate refusals
 # would make sshd drop every later connection from 127.0.0.1. Older sshd rejects the keyword.
-sshd_test_options() {
-    if grep -aq persourcepenalties /usr/sbin/sshd 2>/dev/null; then echo "PerSourcePenalties no"; fi
-}
+sshd_has_penalties() { grep -aq persourcepenalties /usr/sbin/sshd 2>/dev/null; }
+sshd_test_options() { if sshd_has_penalties; then echo "PerSourcePenalties no"; fi; }
 
 harness_tmpdir() { HARNESS_TMP=$(mktemp -d "/tmp/allot-${1:-test}.XXXXXX"); }
 
