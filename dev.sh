@@ -16,14 +16,20 @@ cd "$TOP"
 
 step() { printf '\n==> %s\n' "$*"; }
 
+# install_packages [demo]: .ci/packages, or only its part before "# --- tests only" (the demo
+# needs no test tool: a bare machine reaches its first job sooner).
 install_packages() {
-    step "installing build and test dependencies (.ci/packages)"
+    local part=.ci/packages
+    [ "${1:-}" = demo ] && part=".ci/packages up to its tests-only part"
+    step "installing build and test dependencies ($part)"
     [ "$(id -u)" = 0 ] || { echo "dev.sh: run as root (sudo)"; exit 1; }
     export DEBIAN_FRONTEND=noninteractive
     apt-get -o DPkg::Lock::Timeout=900 update -q
     # shellcheck disable=SC2046
     apt-get -o DPkg::Lock::Timeout=900 install -y -q --no-install-recommends \
-        $(grep -v '^#' .ci/packages | sort -u)
+        $(if [ "${1:-}" = demo ]; then sed '/^# --- tests only/q' .ci/packages; else cat .ci/packages; fi |
+            grep -v '^#' | sort -u)
+    [ "${1:-}" != demo ] || return 0
     # Node.js runs the OIDC relying-party test (jose, openid-client) and the benchmark peers.
     # Install Debian's only when none is there: Debian's npm conflicts with NodeSource's nodejs.
     if ! command -v npm >/dev/null 2>&1; then
@@ -173,7 +179,7 @@ matrix() {
 demo() {
     local t0 t1 t2
     t0=$(date +%s.%N)
-    install_packages
+    install_packages demo
     t1=$(date +%s.%N)
     build
     t2=$(date +%s.%N)
