@@ -55,8 +55,10 @@ chroot "$ROOT" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LAN
     bash -c 'cd /root/allot && ./dev.sh demo' 2>&1 | tee /tmp/allot-bare-demo.log |
     grep -E '^==> |Time to the first|install .* total|did not come up' || rc=1
 grep -q 'total [0-9]* s' /tmp/allot-bare-demo.log || rc=1
+rm -rf /tmp/allot-bare-logs && cp -a "$ROOT/run/allot-demo/log" /tmp/allot-bare-logs 2>/dev/null &&
+    cp -a "$ROOT/run/allot-demo/lab/log" /tmp/allot-bare-logs/lab 2>/dev/null || true
 chroot "$ROOT" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root \
     bash -c 'cd /root/allot && ./dev.sh demo-down' >/dev/null 2>&1 || true
-say "done (the demo's whole output: /tmp/allot-bare-demo.log)"
+say "done (the demo's output: /tmp/allot-bare-demo.log, its logs: /tmp/allot-bare-logs)"
 exit $rc
 }
