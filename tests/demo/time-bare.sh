@@ -42,7 +42,7 @@ printf '#!/bin/sh\nexit 101\n' >"$ROOT/usr/sbin/policy-rc.d" && chmod 755 "$ROOT
 apt-config dump | grep -E '^Acquire::Check-(Valid-Until|Date) ' >"$ROOT/etc/apt/apt.conf.d/99allot-bare" || true
 mount --bind "$ROOT" "$ROOT" && MOUNTED+=("$ROOT")
 mount -t proc proc "$ROOT/proc" && MOUNTED+=("$ROOT/proc")
-mount -t sysfs sysfs "$ROOT/sys" && MOUNTED+=("$ROOT/sys")
+mount --rbind /sys "$ROOT/sys" && mount --make-rslave "$ROOT/sys" && MOUNTED+=("$ROOT/sys") # with its cgroup tree, as a machine has
 mount --bind /dev "$ROOT/dev" && MOUNTED+=("$ROOT/dev")
 mount --bind /dev/pts "$ROOT/dev/pts" && MOUNTED+=("$ROOT/dev/pts")
 mount -t tmpfs -o mode=1777 shm "$ROOT/dev/shm" && MOUNTED+=("$ROOT/dev/shm")
