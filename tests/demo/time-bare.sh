@@ -11,6 +11,7 @@ set -euo pipefail
 {
 [ "$(id -u)" = 0 ] || { echo "time-bare.sh: run as root"; exit 1; }
 TOP=$(cd "$(dirname "$0")/../.." && pwd)
+. "$TOP/tests/matrix/test-ns.sh"
 ROOT=${1:-/tmp/allot-bare}
 if [ -z "${ALLOT_BARE_NS:-}" ]; then # every mount private to this run
     ALLOT_BARE_NS=1 exec unshare --mount --propagation private "$0" "$@"
@@ -21,13 +22,8 @@ mirror=$(bash -c ". <(sed -n '/^host_mirror()/,/^}/p' '$TOP/tests/matrix/run.sh'
 
 MOUNTED=()
 cleanup() {
-    local rc=$? pid i
-    for pid in $(ls /proc | grep -E '^[0-9]+$'); do
-        [ "$(readlink "/proc/$pid/root" 2>/dev/null)" = "$ROOT" ] && kill -KILL "$pid" 2>/dev/null
-    done
-    for ((i = ${#MOUNTED[@]} - 1; i >= 0; i--)); do
-        umount "${MOUNTED[i]}" 2>/dev/null || umount -l "${MOUNTED[i]}"
-    done
+    local rc=$?
+    release_root "$ROOT"
     rm -rf "$ROOT"
     exit $rc
 }

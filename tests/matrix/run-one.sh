@@ -50,13 +50,8 @@ say() { printf '[run-one %s] %s\n' "$SUITE" "$*"; }
 
 MOUNTED=()
 cleanup() {
-    local rc=$? pid i
-    for pid in $(ls /proc | grep -E '^[0-9]+$'); do
-        [ "$(readlink "/proc/$pid/root" 2>/dev/null)" = "$ROOT" ] && kill -KILL "$pid" 2>/dev/null
-    done
-    for ((i = ${#MOUNTED[@]} - 1; i >= 0; i--)); do
-        umount "${MOUNTED[i]}" 2>/dev/null || umount -l "${MOUNTED[i]}"
-    done
+    local rc=$?
+    release_root "$ROOT"
     exit $rc
 }
 trap cleanup EXIT

@@ -107,13 +107,8 @@ mount_root() {
 # Runs on every exit: stops what still runs inside the root (only processes whose root
 # is this chroot, by PID), then unmounts in reverse order.
 cleanup() {
-    local rc=$? pid i
-    for pid in $(ls /proc | grep -E '^[0-9]+$'); do
-        [ "$(readlink "/proc/$pid/root" 2>/dev/null)" = "$ROOT" ] && kill -KILL "$pid" 2>/dev/null
-    done
-    for ((i = ${#MOUNTED[@]} - 1; i >= 0; i--)); do
-        umount "${MOUNTED[i]}" 2>/dev/null || umount -l "${MOUNTED[i]}"
-    done
+    local rc=$?
+    release_root "$ROOT"
     say "leg took $(($(date +%s) - LEG_START))s"
     [ -z "$CLOSING" ] || echo "$CLOSING"   # the suite's closing line stays the last line
     exit $rc

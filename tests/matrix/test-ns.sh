@@ -1,4 +1,5 @@
-# test-ns.sh - sourced by run.sh and run-one.sh: how a suite's root runs its tests.
+# test-ns.sh - sourced by run.sh, run-one.sh and tests/demo/time-bare.sh: how a root runs
+# its tests, and how it is let go.
 #
 # in_test_ns ROOT VAR=VALUE... CMD...: CMD chrooted in ROOT with a clean environment (the
 # VARs added), in network and PID namespaces of its own. Besides loopback the network has
@@ -12,4 +13,17 @@ in_test_ns() {
         ip link set allot0 up && ip link set allot1 up && exec "$@"' sh \
         chroot "$root" /usr/bin/env -i PATH=/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
         HOME=/root LANG=C.UTF-8 "$@"
+}
+
+# release_root ROOT: kills what still runs with ROOT as its root directory (by PID, nothing
+# else), then unmounts the caller's MOUNTED array in reverse order.
+release_root() {
+    local pid i
+    for pid in $(ls /proc | grep -E '^[0-9]+$'); do
+        [ "$(readlink "/proc/$pid/root" 2>/dev/null)" = "$1" ] && kill -KILL "$pid" 2>/dev/null
+    done
+    for ((i = ${#MOUNTED[@]} - 1; i >= 0; i--)); do
+        umount "${MOUNTED[i]}" 2>/dev/null || umount -l "${MOUNTED[i]}"
+    done
+    return 0
 }
