@@ -5,6 +5,12 @@
 //   nss_bench N ITERATIONS [GETGROUPLIST_ITERATIONS]   (users are bench0..bench<N-1>, uid 200000+i,
 //                             groups benchg0.. gid 300000+i/10)
 //   nss_bench floor N ITERATIONS
+//   nss_bench replace N ROUNDS     (runs $ALLOT_BENCH_REPUBLISH, a shell command, each round)
+//
+// "replace" is a cache replaced under a running process: after warm lookups,
+// each round has the writer republish (outside the timing), then times the
+// first getpwuid_r after it and the mean of the next 1,000; prints
+// "replace FIRST_AFTER_MEDIAN STEADY_AFTER_MEAN" in ns.
 //
 // "floor" prints "floor GLIBC_HIT GLIBC_MISS MODULE_HIT MODULE_MISS" in ns per
 // lookup: getpwuid_r through glibc for existing and absent uids, then
@@ -72,12 +78,37 @@ int floor_main(long n, long iterations)
     return 0;
 }
 
+int replace_main(long n, long rounds)
+{
+    const char* republish = std::getenv("ALLOT_BENCH_REPUBLISH");
+    if (!republish || rounds < 1) return 2;
+    passwd pw, *res;
+    char buf[1024];
+    const auto present = [&](long i) { return uid_t(200000 + (i * 7919) % n); };
+    ns_per_call(2000, [&](long i) { getpwuid_r(present(i), &pw, buf, sizeof buf, &res); });
+    std::vector<double> first;
+    double steady = 0;
+    for (long r = 0; r < rounds; ++r) {
+        if (std::system(republish) != 0) return 1;
+        first.push_back(
+            ns_per_call(1, [&](long) { getpwuid_r(present(r + 1), &pw, buf, sizeof buf, &res); }));
+        if (!res) return 1;
+        steady += ns_per_call(
+            1000, [&](long i) { getpwuid_r(present(i + 17 * r), &pw, buf, sizeof buf, &res); });
+    }
+    std::sort(first.begin(), first.end());
+    std::printf("replace %.0f %.0f\n", first[first.size() / 2], steady / double(rounds));
+    return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv)
 {
     if (argc == 4 && std::string(argv[1]) == "floor")
         return floor_main(std::atol(argv[2]), std::atol(argv[3]));
+    if (argc == 4 && std::string(argv[1]) == "replace")
+        return replace_main(std::atol(argv[2]), std::atol(argv[3]));
     if (argc != 3 && argc != 4) return 2;
     const long n = std::atol(argv[1]), iters = std::atol(argv[2]);
     // getgrouplist is linear in the groups for modules without initgroups_dyn: fewer calls.

@@ -15,8 +15,9 @@
 # memory cache), each daemon started for the run; its first pass fills its cache ("-cold"
 # rows), the measured pass repeats the same lookups, as a site's long-running daemon serves.
 # Prints ns per lookup and, per env, the ratio of the fastest peer to allot (>1: allot faster),
-# and (row "allot-floor", not compared) getpwuid through glibc against the module called directly
-# (nss_bench floor): what of allot's steady figure is glibc's own per-call work.
+# and (rows "allot-floor" and "allot-replace", not compared) getpwuid through glibc against the
+# module called directly (nss_bench floor: what of allot's steady figure is glibc's own per-call
+# work) and the first lookup after the writer republishes under a running process.
 # The closing RESULT line gives allot's first lookup at 100,000 users (us, host) and, over every
 # figure (first lookup, getpwnam, getpwuid, getgrgid, getgrouplist at both sizes, both envs;
 # ratios only within one env), the worst ratio of allot's time to the fastest peer's; peers=
@@ -38,7 +39,7 @@ g++ -std=c++17 -O2 -o "$W/nss_bench" "$HERE/nss_bench.cpp" -ldl
 mkdir -p "$W/lib"
 cp "$B/plugins/nss/.libs/libnss_allot.so.2" "$W/lib/"
 
-run_ns() {  # run_ns <files|cache|allot> <N> <iters> <getgrouplist iters | floor>
+run_ns() {  # run_ns <files|cache|allot> <N> <iters> <getgrouplist iters | floor | replace>
     local mode=$1 n=$2 it=$3 gl=$4
     sed "s/^passwd:.*/passwd: $mode/; s/^group:.*/group: $mode/" /etc/nsswitch.conf > "$W/nss.$mode"
     # shellcheck disable=SC2016
@@ -52,7 +53,7 @@ run_ns() {  # run_ns <files|cache|allot> <N> <iters> <getgrouplist iters | floor
                 -o lowerdir=/var/lib,upperdir="$W/$n/up",workdir="$W/$n/wk" /var/lib ;;
         esac
         mount --bind "$W/nss.$mode" /etc/nsswitch.conf
-        if [ "$gl" = floor ]; then set -- floor "$n" "$it"; else set -- "$n" "$it" "$gl"; fi
+        case $gl in floor | replace) set -- "$gl" "$n" "$it" ;; *) set -- "$n" "$it" "$gl" ;; esac
         LD_LIBRARY_PATH="$W/lib" exec "$W/nss_bench" "$@"' sh "$W" "$mode" "$n" "$it" "$gl"
 }
 
@@ -150,6 +151,12 @@ for n in 10000 100000; do
     read -r _ fg_hit fg_miss fm_hit fm_miss <<<"$(run_ns allot $n 200000 floor)"
     printf '%-8s %-7s %-10s getpwuid through glibc %s ns (absent uid %s ns), module alone %s ns (absent %s ns)\n' \
         "$n" host allot-floor "$fg_hit" "$fg_miss" "$fm_hit" "$fm_miss"
+    # Not compared: the cache replaced under a running process (the writer republishes the same
+    # users into the overlay, 20 rounds); the first getpwuid after each publish, then steady.
+    read -r _ rp_first rp_steady <<<"$(ALLOT_BENCH_REPUBLISH="'$B/plugins/nss/allot-make-cache' /var/lib/allot '$W/$n/passwd.only' '$W/$n/group.only' > /dev/null" \
+        run_ns allot $n 20 replace)"
+    printf '%-8s %-7s %-10s first getpwuid after a publish %s ns (median of 20), then %s ns\n' \
+        "$n" host allot-replace "$rp_first" "$rp_steady"
     compare $n host files cache
     [ "$n" = 100000 ] && first_100k=$(us "${V[host/$n/allot]%% *}")
     [ "$daemons" = 1 ] || continue
