@@ -282,11 +282,7 @@ bool bump_in_place(int fd)
     void* map =
         mmap(nullptr, sizeof(idcache::GenerationFile), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     if (map == MAP_FAILED) return false;
-    idcache::GenerationFile g;
-    std::memcpy(&g, map, sizeof g);
-    const bool valid = std::memcmp(g.magic, idcache::kGenerationMagic, sizeof g.magic) == 0 &&
-                       g.endian == idcache::kCacheEndian &&
-                       g.version == idcache::kGenerationVersion;
+    const bool valid = idcache::generation_file_valid(map);
     if (valid)
         __atomic_add_fetch(reinterpret_cast<uint64_t*>(static_cast<unsigned char*>(map) +
                                                        idcache::kGenerationCounterOffset),

@@ -911,14 +911,6 @@ bool generation_path(const char* path, char* out, size_t len)
     return true;
 }
 
-bool generation_valid(const void* map)
-{
-    GenerationFile g;
-    std::memcpy(&g, map, sizeof g);
-    return std::memcmp(g.magic, kGenerationMagic, sizeof g.magic) == 0 &&
-           g.endian == kCacheEndian && g.version == kGenerationVersion;
-}
-
 // Maps the generation file of a trusted regular file `fd` (`st`); null when it
 // is not one. The caller has checked its directories.
 void* map_generation(int fd, const struct stat& st, const TrustPolicy& trust)
@@ -928,7 +920,7 @@ void* map_generation(int fd, const struct stat& st, const TrustPolicy& trust)
         return nullptr;
     void* map = mmap(nullptr, sizeof(GenerationFile), PROT_READ, MAP_SHARED, fd, 0);
     if (map == MAP_FAILED) return nullptr;
-    if (generation_valid(map)) return map;
+    if (generation_file_valid(map)) return map;
     munmap(map, sizeof(GenerationFile));
     return nullptr;
 }

@@ -52,12 +52,18 @@ double ns_per_call(long iterations, Lookup lookup)
 
 using GetpwuidFn = nss_status (*)(uid_t, passwd*, char*, size_t, int*);
 
+// The i-th uid of a walk that visits the N users in a scattered order.
+uid_t spread_uid(long n, long i)
+{
+    return uid_t(200000 + (i * 7919) % n);
+}
+
 int floor_main(long n, long iterations)
 {
     passwd pw, *res;
     char buf[1024];
     int err;
-    const auto present = [&](long i) { return uid_t(200000 + (i * 7919) % n); };
+    const auto present = [n](long i) { return spread_uid(n, i); };
     const auto absent = [&](long i) { return uid_t(4000000000u - uint32_t(i & 1023)); };
     getpwuid_r(present(0), &pw, buf, sizeof buf, &res);  // loads the module
     const double glibc_hit = ns_per_call(
@@ -84,7 +90,7 @@ int replace_main(long n, long rounds)
     if (!republish || rounds < 1) return 2;
     passwd pw, *res;
     char buf[1024];
-    const auto present = [&](long i) { return uid_t(200000 + (i * 7919) % n); };
+    const auto present = [n](long i) { return spread_uid(n, i); };
     ns_per_call(2000, [&](long i) { getpwuid_r(present(i), &pw, buf, sizeof buf, &res); });
     std::vector<double> first;
     double steady = 0;

@@ -36,7 +36,9 @@
 // readers then report the cache unavailable instead of misreading it.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <cstring>
 
 namespace allot::idcache {
 
@@ -148,7 +150,18 @@ struct GenerationFile {
     uint64_t reserved;
 };
 static_assert(sizeof(GenerationFile) == 32, "generation file layout");
-inline constexpr uint64_t kGenerationCounterOffset = 16;  // offsetof(GenerationFile, counter)
+inline constexpr uint64_t kGenerationCounterOffset = offsetof(GenerationFile, counter);
+static_assert(kGenerationCounterOffset % 8 == 0, "the counter is loaded and stored atomically");
+
+// Whether a mapped generation file is one the reader and the writer share
+// (magic, byte order, version); the counter is then the one to follow.
+inline bool generation_file_valid(const void* map)
+{
+    GenerationFile g;
+    std::memcpy(&g, map, sizeof g);
+    return std::memcmp(g.magic, kGenerationMagic, sizeof g.magic) == 0 &&
+           g.endian == kCacheEndian && g.version == kGenerationVersion;
+}
 
 // A fast 64-bit checksum over 8-byte words (tail zero-padded). It detects
 // truncation, torn writes and bit rot; it is not a MAC: the files are written
