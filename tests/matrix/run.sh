@@ -195,10 +195,11 @@ install_npm() {
 dist_tarball() {
     if [ -n "${ALLOT_MATRIX_TARBALL:-}" ]; then echo "$ALLOT_MATRIX_TARBALL"; return; fi
     # A tree configured in place (dev.sh build) makes its own dist; otherwise a scratch build.
-    local build=${ALLOT_MATRIX_BUILD:-/tmp/allot-matrix-dist}
+    local scratch=/tmp/allot-matrix-dist
+    local build=${ALLOT_MATRIX_BUILD:-$scratch}
     [ -z "${ALLOT_MATRIX_BUILD:-}" ] && [ -f "$TOP/Makefile" ] && build=$TOP
     # A scratch build configured from another tree (an earlier clone) would package that one.
-    if [ "$build" = /tmp/allot-matrix-dist ] && ! grep -qxF "srcdir='$TOP'" "$build/config.status" 2>/dev/null; then
+    if [ "$build" = "$scratch" ] && ! grep -qxF "srcdir='$TOP'" "$build/config.status" 2>/dev/null; then
         rm -rf "$build"
     fi
     if [ ! -f "$build/Makefile" ]; then
