@@ -56,22 +56,29 @@ check() {
     # The fuzz targets run for a bounded time each (fuzz/README.md).
     # -k: every directory's tests run, so one failure does not hide the others'.
     ALLOT_LAB=1 ALLOT_FUZZ=1 ALLOT_FUZZ_SECONDS=${ALLOT_FUZZ_SECONDS:-20} make -k -j"$(nproc)" check || rc=$?
-    summarize
+    summarize --tails
     return $rc
 }
 
 # One closing line over every test case of every test (.trs), gtest and script tests alike
 # (`[       OK ]` / `ok - ` lines); a test that failed without naming a failed case (a crash,
-# an abort, a timeout) counts as one failure.
+# an abort, a timeout) counts as one failure. --tails: each failed test's log excerpt first.
 summarize() {
-    local passed=0 failed=0 trs log p f
+    local passed=0 failed=0 trs log p f failed_logs=()
     while IFS= read -r trs; do
         log=${trs%.trs}.log
         p=$(grep -cE '^\[       OK \]|^ok - ' "$log" 2>/dev/null || true)
         f=$(grep -cE '^\[  FAILED  \] [A-Za-z]+\.[A-Za-z]+ \(|^not ok - ' "$log" 2>/dev/null || true)
         if [ "${f:-0}" = 0 ] && grep -qE '^:test-result: (FAIL|ERROR)' "$trs"; then f=1; fi
         passed=$((passed + ${p:-0})) failed=$((failed + ${f:-0}))
+        if grep -qE '^:test-result: (FAIL|ERROR)' "$trs"; then failed_logs+=("$log"); fi
     done < <(find . -path './allot-*' -prune -o -name '*.trs' -print)
+    # CI keeps only this output: a failed test's own words, not just its name.
+    [ "${1:-}" = --tails ] || failed_logs=()
+    for log in "${failed_logs[@]}"; do
+        echo "==> FAILED ${log#./}: its failed cases and last lines"
+        { grep -E -A8 '^not ok - |^\[  FAILED  \]' "$log" | head -60; tail -30 "$log"; } | sed 's/^/| /'
+    done
     echo "$passed passed, $failed failed"
 }
 
@@ -160,7 +167,8 @@ matrix_wait() {
         wait "${MATRIX_PIDS[i]}" || leg=$?
         i=$((i + 1))
         step "Slurm of Debian $suite in a chroot (tests/matrix/run.sh $suite): exit $leg"
-        grep -E '^\[matrix |^[0-9]+ passed, [0-9]+ failed|^FAIL: |^ERROR: ' "$MATRIX_LOGS/$suite.log" | tail -25
+        grep -E '^\[matrix |^[0-9]+ passed, [0-9]+ failed|^FAIL: |^ERROR: |^==> FAILED |^\| ' \
+            "$MATRIX_LOGS/$suite.log" | tail -"$([ "$leg" = 0 ] && echo 25 || echo 150)"
         [ "$leg" = 0 ] || rc=1
     done
     return $rc

@@ -25,8 +25,7 @@ done
 command -v curl >/dev/null || skip "curl is missing"
 export LAB=/tmp/allot-lab-scimd-pg.$$
 export LAB_NODES=${LAB_NODES:-1}
-LAB_PORT_BASE=$(free_port_block $((21 + LAB_NODES))) || abort "no free ports for the lab"
-export LAB_PORT_BASE LAB_JOB_SUBMIT=
+export LAB_JOB_SUBMIT=
 SCIM_PORT=$(free_port) || abort "no free port for allot-scimd"
 URL=http://127.0.0.1:$SCIM_PORT/scim/v2
 W=$(mktemp -d /tmp/allot-scimd-pg-lab.XXXXXX)
@@ -146,8 +145,7 @@ for g in json.load(sys.stdin)["Resources"]:
     print(g["displayName"] + ("+private" if g.get(EXT, {}).get("userPrivateGroup") is True else ""))'
 }
 
-"$LABDIR/lab-up.sh" >"$W/lab-up.log" 2>&1 || { cat "$W/lab-up.log"; echo "0 passed, 1 failed"; exit 1; }
-. "$LABDIR/lab-lib.sh"
+lab_up
 harness_tmpdir scimd-pg
 
 echo "# allot-scimd: the directory, a read-inactive token for allot-syncd"

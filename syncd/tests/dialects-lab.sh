@@ -20,8 +20,7 @@ NSS_SO=$BUILD/plugins/nss/.libs/libnss_allot.so.2
 [ -f "$NSS_SO" ] || { echo "libnss_allot not built at $NSS_SO"; echo "0 passed, 1 failed"; exit 1; }
 export LAB=/tmp/allot-lab-dialects.$$
 export LAB_NODES=${LAB_NODES:-1}
-LAB_PORT_BASE=$(free_port_block $((21 + LAB_NODES))) || abort "no free ports for the lab"
-export LAB_PORT_BASE LAB_JOB_SUBMIT=
+export LAB_JOB_SUBMIT=
 SCIM_PORT=$(free_port) || abort "no free port for the SCIM fixture"
 W=$(mktemp -d /tmp/allot-dialects-lab.XXXXXX)
 chmod 755 "$W"
@@ -108,8 +107,7 @@ getent_all() {
         LD_LIBRARY_PATH="$1/lib" getent group team-a everyone' sh "$W"
 }
 
-"$LABDIR/lab-up.sh" >"$W/lab-up.log" 2>&1 || { cat "$W/lab-up.log"; echo "0 passed, 1 failed"; exit 1; }
-. "$LABDIR/lab-lib.sh"
+lab_up
 fixture $EXTRA
 start_service scim python3 "$HERE/scim_fixture.py" "$FIX" "$SCIM_PORT"
 wait_port "$SCIM_PORT" 60 || abort "the SCIM fixture did not start"

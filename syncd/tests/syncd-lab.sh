@@ -20,8 +20,6 @@ SYNCD=$BUILD/syncd/allot-syncd
 # A lab of its own on ports free right now, so this test runs beside any other.
 export LAB=/tmp/allot-lab-syncd.$$
 export LAB_NODES=${LAB_NODES:-2}
-LAB_PORT_BASE=$(free_port_block $((21 + LAB_NODES))) || abort "no free ports for the lab"
-export LAB_PORT_BASE
 SCIM_PORT=$(free_port) || abort "no free port for the SCIM fixture"
 JS=$BUILD/plugins/job_submit/.libs/job_submit_allot.so
 if [ -f "$JS" ]; then export LAB_PLUGINS=$JS LAB_JOB_SUBMIT=allot; else export LAB_JOB_SUBMIT=; fi
@@ -134,8 +132,7 @@ acct_of() { sacctmgr -n -P show user "$1" format=defaultaccount 2>/dev/null | he
 assocs_of() { sacctmgr -n -P show assoc user="$1" format=account 2>/dev/null | sort | tr '\n' ' '; }
 
 # ---- bring up --------------------------------------------------------------
-"$LABDIR/lab-up.sh" >"$W/lab-up.log" 2>&1 || { cat "$W/lab-up.log"; echo "0 passed, 1 failed"; exit 1; }
-. "$LABDIR/lab-lib.sh"
+lab_up
 fixture "alice carol" "dave"
 mode ok
 start_service scim python3 "$HERE/scim_fixture.py" "$FIX" "$SCIM_PORT"

@@ -91,5 +91,5 @@ _in_assoc_mgr() {
     scontrol show assoc_mgr users="$1" flags=users 2>/dev/null | grep -q "DefAccount=$2"
 }
 for spec in alice:team-a carol:team-a dave:team-b bob:default; do
-    wait_for 60 "slurmctld to know ${spec%%:*}" _in_assoc_mgr "${spec%%:*}" "${spec#*:}" || exit 1
+    wait_for 180 "slurmctld to know ${spec%%:*}" _in_assoc_mgr "${spec%%:*}" "${spec#*:}" || exit 1
 done

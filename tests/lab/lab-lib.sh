@@ -3,12 +3,14 @@
 #
 # Sources tests/lib/harness.sh (check/expect_*/finish, services, free ports, on_exit) and
 # adds: lab_test_start NAME (a lab of one's own on free ports, accounts made by allot-syncd),
+# lab_up [--accounts] (the bring-up alone, for tests that set $LAB and the plugins themselves),
 # as <user> <cmd...> (run with the lab's SLURM_CONF), conf_set KEY VALUE, ctld_restart /
 # slurmd_restart (by PID), job_field <jobid> <Field> (from scontrol show job),
 # wait_job_state <jobid> <STATE> [seconds], wait_job_field <jobid> <Field> <value> [seconds],
 # ctld_reconfigure (scontrol reconfigure, returning once slurmctld has reloaded), ctld_pid.
 # shellcheck disable=SC1091
 . "$(cd "$(dirname "${BASH_SOURCE[0]}")/../lib" && pwd)/harness.sh"
+_LAB_LIB_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 LAB=${LAB:-/tmp/allot-lab}
 # shellcheck disable=SC1091
 [ -f "$LAB/env.sh" ] && . "$LAB/env.sh"
@@ -155,11 +157,9 @@ ctld_reconfigure() {
 }
 
 # lab_test_start <name>: the common start of a lab test. Skips unless asked for the lab,
-# brings up a lab of its own on ports free right now (so any test runs beside any other)
-# with job_submit/allot (plus LAB_PLUGINS) and tests/lab/allot-lab.yaml (or ALLOT_CONFIG),
-# lets allot-syncd create the accounting of that file from the lab directory
-# (lab-accounts.sh), and stops the lab when the test exits. LAB_JOB_SUBMIT= (empty) runs
-# without the job_submit plugin.
+# brings up a lab of its own (lab_up --accounts) with job_submit/allot (plus LAB_PLUGINS)
+# and tests/lab/allot-lab.yaml (or ALLOT_CONFIG), and stops the lab when the test exits.
+# LAB_JOB_SUBMIT= (empty) runs without the job_submit plugin.
 lab_test_start() {
     skip_unless_lab
     local here
@@ -168,19 +168,49 @@ lab_test_start() {
     export ALLOT_TOP_BUILDDIR=${ALLOT_TOP_BUILDDIR:-$ALLOT_TOP_SRCDIR}
     export LAB=/tmp/allot-lab-$1.$$
     export LAB_NODES=${LAB_NODES:-2}
-    LAB_PORT_BASE=$(free_port_block $((21 + LAB_NODES))) || abort "no free ports for the lab"
-    export LAB_PORT_BASE
     export ALLOT_CONFIG=${ALLOT_CONFIG:-$here/allot-lab.yaml}
     if [ "${LAB_JOB_SUBMIT-allot}" = allot ]; then
         export LAB_PLUGINS="$ALLOT_TOP_BUILDDIR/plugins/job_submit/.libs/job_submit_allot.so ${LAB_PLUGINS:-}"
     fi
     on_exit "$here/lab-down.sh"
-    "$here/lab-up.sh" >"/tmp/allot-lab-$1.$$.up.log" 2>&1 ||
-        { cat "/tmp/allot-lab-$1.$$.up.log"; rm -f "/tmp/allot-lab-$1.$$.up.log"; abort "lab-up"; }
-    rm -f "/tmp/allot-lab-$1.$$.up.log"
-    # shellcheck disable=SC1091
-    . "$LAB/env.sh"
-    "$here/lab-accounts.sh" || abort "lab-accounts (allot-syncd from the lab directory)"
+    lab_up --accounts
+}
+
+# lab_up [--accounts]: lab-up.sh in $LAB on ports free right now (so any test runs beside
+# any other), then with --accounts lab-accounts.sh (the real allot-syncd makes the
+# accounting of allot-lab.yaml from the lab directory); sources $LAB/env.sh. A bring-up
+# that fails is printed (# lines, with the end of every daemon log) and tried once more
+# from nothing on new ports: CI runs this beside two other legs on two CPUs, and one slow
+# start must not cost a whole run, while a plugin that keeps slurmctld from starting still
+# fails both times. The caller registers lab-down.sh with on_exit.
+lab_up() {
+    _lab_up_once "$@" && return 0
+    note "the lab did not come up (above); once more, from nothing, on new ports"
+    "$_LAB_LIB_DIR/lab-down.sh" >/dev/null 2>&1
+    _lab_up_once "$@" || abort "the lab did not come up twice (output above)"
+}
+
+_lab_up_once() {
+    local out=$LAB.bring-up.log rc=0 log
+    LAB_PORT_BASE=$(free_port_block $((21 + LAB_NODES))) || abort "no free ports for the lab"
+    export LAB_PORT_BASE
+    # Into a file, not $(...): a daemon lab-up starts may keep an inherited stdout open.
+    "$_LAB_LIB_DIR/lab-up.sh" >"$out" 2>&1 || rc=$?
+    if [ $rc = 0 ]; then
+        # shellcheck disable=SC1091
+        . "$LAB/env.sh"
+        if [ "${1:-}" = --accounts ]; then "$_LAB_LIB_DIR/lab-accounts.sh" >>"$out" 2>&1 || rc=$?; fi
+    fi
+    if [ $rc != 0 ]; then
+        tail -30 "$out" | sed 's/^/# /'
+        for log in "$LAB"/log/*.log "$LAB"/log/*.stdout; do
+            [ -s "$log" ] && [ "${log##*/}" != mariadb-install.log ] || continue
+            echo "# --- the end of $log"
+            tail -8 "$log" | sed 's/^/#   /'
+        done
+    fi
+    rm -f "$out"
+    return $rc
 }
 
 # skip_unless_lab: exit 77 (automake's SKIP) unless asked for the lab and able to run it.

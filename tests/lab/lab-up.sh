@@ -83,11 +83,16 @@ flock 8
 while read -r u uid _; do
     case $u in '#'* | '') continue ;; esac
     if ! id "$u" >/dev/null 2>&1; then
-        if useradd -M -d /nonexistent -s /bin/bash -u "$uid" "$u" 2>/dev/null; then
-            echo "$u" >>/tmp/allot-lab-created-users
-        else
-            id "$u" >/dev/null 2>&1 || die "cannot create user $u (uid $uid)"
-        fi
+        # useradd gives up at once when anything else holds /etc/passwd's lock: try a while.
+        for _ in 1 2 3 4 5 6 7 8 9 10; do
+            if useradd -M -d /nonexistent -s /bin/bash -u "$uid" "$u" 2>"$LAB/log/useradd.log"; then
+                echo "$u" >>/tmp/allot-lab-created-users
+                break
+            fi
+            id "$u" >/dev/null 2>&1 && break
+            sleep 0.5
+        done
+        id "$u" >/dev/null 2>&1 || die "cannot create user $u (uid $uid): $(cat "$LAB/log/useradd.log")"
     fi
 done <"${LAB_USERS_FILE-$HERE/lab-directory.txt}"
 : >"$LAB/run/uses-lab-users"
@@ -99,20 +104,23 @@ chmod 600 "$LAB/munge/munge.key"
 munged -S "$LAB/munge/munge.socket.2" --key-file="$LAB/munge/munge.key" \
     --pid-file="$LAB/run/munged.pid" --log-file="$LAB/log/munged.log" \
     --seed-file="$LAB/munge/munged.seed" --num-threads=4
-waitfor 10 munged bash -c "munge -S $LAB/munge/munge.socket.2 -n | unmunge -S $LAB/munge/munge.socket.2"
+waitfor 60 munged bash -c "munge -S $LAB/munge/munge.socket.2 -n | unmunge -S $LAB/munge/munge.socket.2"
 say "munged up"
 
 # ------------------------------------------------------------------ MariaDB
-mariadb-install-db --no-defaults --datadir="$LAB/mysql/data" --user=root \
+# A temporary directory of its own: labs bootstrapping at the same moment with the shared
+# /tmp fail now and then ("Could not remove temporary table '/tmp/#sql-temptable-...'").
+mkdir -p "$LAB/mysql/tmp"
+TMPDIR=$LAB/mysql/tmp mariadb-install-db --no-defaults --datadir="$LAB/mysql/data" --user=root \
     --auth-root-authentication-method=normal --skip-test-db >"$LAB/log/mariadb-install.log" 2>&1 ||
-    die "mariadb-install-db failed (see $LAB/log/mariadb-install.log)"
-setsid mariadbd --no-defaults --datadir="$LAB/mysql/data" --socket="$LAB/mysql/mysqld.sock" \
+    die "mariadb-install-db failed: $(grep -E 'ERROR|Warning' "$LAB/log/mariadb-install.log" | tail -5)"
+setsid mariadbd --no-defaults --datadir="$LAB/mysql/data" --tmpdir="$LAB/mysql/tmp" --socket="$LAB/mysql/mysqld.sock" \
     --port=$MYSQL_PORT --bind-address=127.0.0.1 --user=root --pid-file="$LAB/run/mariadbd.pid" \
     --log-error="$LAB/log/mariadbd.log" --skip-name-resolve --skip-log-bin \
     --innodb-buffer-pool-size=256M --innodb-log-file-size=64M --innodb-lock-wait-timeout=900 \
     --innodb-flush-log-at-trx-commit=2 </dev/null >/dev/null 2>&1 &
 MYSQL="mariadb --no-defaults -S $LAB/mysql/mysqld.sock -uroot"
-waitfor 60 mariadbd $MYSQL -e 'select 1'
+waitfor 180 mariadbd $MYSQL -e 'select 1'
 $MYSQL <<SQL
 CREATE DATABASE slurm_acct_db;
 CREATE USER 'slurm'@'127.0.0.1' IDENTIFIED BY 'slurmpw';
@@ -249,7 +257,7 @@ ENV
 cd "$LAB"   # daemons inherit the cwd: keep any core file inside the lab
 setsid slurmdbd -D </dev/null >"$LAB/log/slurmdbd.stdout" 2>&1 &
 echo $! >"$LAB/run/slurmdbd.launch.pid"
-waitfor 60 slurmdbd sacctmgr -n list cluster
+waitfor 180 slurmdbd sacctmgr -n list cluster
 sacctmgr -i add cluster lab >/dev/null
 say "slurmdbd up on port $DBD_PORT"
 
@@ -258,7 +266,7 @@ say "slurmdbd up on port $DBD_PORT"
 # (gotcha G22). Its PID is then SlurmctldPidFile's, copied to slurmctld.launch.pid, which
 # lab-down, the lab tests and lab-lib's ctld_* helpers read (ctld_reconfigure refreshes it).
 setsid slurmctld -i </dev/null >"$LAB/log/slurmctld.stdout" 2>&1
-waitfor 60 slurmctld scontrol ping
+waitfor 180 slurmctld scontrol ping
 cp "$LAB/run/slurmctld.pid" "$LAB/run/slurmctld.launch.pid"
 say "slurmctld up on port $CTLD_PORT"
 
@@ -267,5 +275,5 @@ for k in $(seq 1 "$NODES"); do
     setsid slurmd -D -N "n$k" </dev/null >"$LAB/log/slurmd-n$k.stdout" 2>&1 &
     echo $! >"$LAB/run/slurmd-n$k.launch.pid"
 done
-waitfor 90 "$NODES idle nodes" bash -c "[ \$(sinfo -h -N -o '%N %T' | grep -c ' idle\$') -ge $NODES ]"
+waitfor 180 "$NODES idle nodes" bash -c "[ \$(sinfo -h -N -o '%N %T' | grep -c ' idle\$') -ge $NODES ]"
 say "lab up in $LAB: $NODES nodes x $GPUS GPUs (source $LAB/env.sh)"
