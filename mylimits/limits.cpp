@@ -241,23 +241,28 @@ Report build_report(const Facts& facts, const Config& config)
                                                 [](const AccountView& a) { return a.zero_gpu; });
     if (report.accounts.empty() && facts.user.known_to_slurm) report.only_default_account = false;
 
+    report.jobs.reserve(facts.jobs.size());
     for (const auto& job : facts.jobs) {
         JobView jv;
-        jv.job = job;
-        jv.tier = tier_of_qos(config, job.qos);
         jv.pending = is_pending_state(job.state);
         jv.running = is_running_state(job.state);
         // Finished jobs linger in slurmctld for MinJobAge; they use and wait for nothing.
         if (!jv.pending && !jv.running) continue;
+        jv.job = job;
+        jv.tier = tier_of_qos(config, job.qos);
         jv.requeued_after_preemption =
             job.restarts > 0 && (jv.tier == Tier::Spot || job.preempt_time > 0);
         report.jobs.push_back(std::move(jv));
     }
-    std::stable_sort(report.jobs.begin(), report.jobs.end(),
-                     [](const JobView& a, const JobView& b) {
-                         if (a.running != b.running) return a.running;
-                         return a.job.job_id < b.job.job_id;
-                     });
+    const auto running_first = [](const JobView& a, const JobView& b) {
+        if (a.running != b.running) return a.running;
+        return a.job.job_id < b.job.job_id;
+    };
+    // slurmctld lists jobs by id and the running ones are mostly the oldest, so the
+    // order is usually right already: checking is one pass, sorting thousands of
+    // JobViews is many moves.
+    if (!std::is_sorted(report.jobs.begin(), report.jobs.end(), running_first))
+        std::stable_sort(report.jobs.begin(), report.jobs.end(), running_first);
     for (auto& jv : report.jobs)
         if (jv.pending) jv.explanation = explain_reason(jv, report);
     return report;

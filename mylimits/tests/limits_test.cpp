@@ -156,6 +156,31 @@ TEST(LimitsModel, JobsSortedRunningFirstAndRequeuedSpotMarked)
     EXPECT_TRUE(job_view(r, 101).explanation.empty());
 }
 
+// build_report skips the sort when slurmctld's order is already right: both
+// paths must give running jobs first, then by job id, finished jobs left out.
+TEST(LimitsModel, JobOrderTheSameWhetherTheInputIsSortedOrNot)
+{
+    auto ids = [](const Report& r) {
+        std::vector<uint32_t> out;
+        for (const auto& j : r.jobs) out.push_back(j.job.job_id);
+        return out;
+    };
+    Facts shuffled = limits_facts();
+    shuffled.jobs = {
+        job(204, "PENDING", "Priority", "team-a", 1), job(202, "RUNNING", "None", "team-a", 1),
+        job(203, "COMPLETED", "None", "team-a", 1), job(201, "PENDING", "Priority", "team-a", 1),
+        job(200, "RUNNING", "None", "team-a", 1)};
+    const std::vector<uint32_t> want{200, 202, 201, 204};
+    EXPECT_EQ(ids(build_report(shuffled, limits_config())), want);
+
+    Facts in_order = shuffled;
+    in_order.jobs = {
+        job(200, "RUNNING", "None", "team-a", 1), job(202, "RUNNING", "None", "team-a", 1),
+        job(201, "PENDING", "Priority", "team-a", 1), job(203, "COMPLETED", "None", "team-a", 1),
+        job(204, "PENDING", "Priority", "team-a", 1)};
+    EXPECT_EQ(ids(build_report(in_order, limits_config())), want);
+}
+
 // ------------------------------------------------------------------ reason texts
 
 TEST(ReasonText, QOSGrpGRESOnProjectNamesTeamCapAndUsage)
