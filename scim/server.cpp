@@ -236,8 +236,10 @@ bool wait_ready(int fd, short events, TimePoint deadline)
 }
 
 // The stream a worker hands to httplib: reads come from the request bytes the
-// loop collected, writes go to the socket (through TLS) under one deadline for
-// the whole response.
+// loop collected; writes (httplib writes the head and the body separately)
+// are collected and go out in one piece by flush(), one TLS record and one
+// TCP send where two would make the client wake twice, under one deadline
+// for the whole response.
 class RequestStream final : public httplib_compat::ReadyStream {
 public:
     RequestStream(Conn& c, std::string request, std::chrono::seconds write_budget)
@@ -258,20 +260,22 @@ public:
     ssize_t write(const char* ptr, size_t size) override
     {
         if (failed_) return -1;
-        if (!started_) {
-            started_ = true;
-            deadline_ = SteadyClock::now() + write_budget_;
-        }
-        size_t done = 0;
-        while (done < size) {
-            const ssize_t n = write_some(ptr + done, size - done);
-            if (n < 0) {
-                failed_ = true;
-                return -1;
-            }
-            done += static_cast<size_t>(n);
-        }
+        out_.append(ptr, size);
         return static_cast<ssize_t>(size);
+    }
+    // Sends what was written; false when the socket failed or the deadline passed.
+    bool flush()
+    {
+        const TimePoint deadline = SteadyClock::now() + write_budget_;
+        for (size_t done = 0; !failed_ && done < out_.size();) {
+            const ssize_t n = write_some(out_.data() + done, out_.size() - done, deadline);
+            if (n < 0)
+                failed_ = true;
+            else
+                done += static_cast<size_t>(n);
+        }
+        out_.clear();
+        return !failed_;
     }
     void get_remote_ip_and_port(std::string& ip, int& port) const override
     {
@@ -287,7 +291,7 @@ public:
 
 private:
     // Some bytes written (>0), or -1 when the socket failed or the deadline passed.
-    ssize_t write_some(const char* p, size_t n)
+    ssize_t write_some(const char* p, size_t n, TimePoint deadline)
     {
         for (;;) {
             short wait_for = POLLOUT;
@@ -306,7 +310,7 @@ private:
                 if (w > 0) return w;
                 if (w < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) return -1;
             }
-            if (!wait_ready(c_.fd.get(), wait_for, deadline_)) return -1;
+            if (!wait_ready(c_.fd.get(), wait_for, deadline)) return -1;
         }
     }
 
@@ -314,9 +318,8 @@ private:
     std::string request_;
     size_t pos_ = 0;
     std::chrono::seconds write_budget_;
-    bool started_ = false;
+    std::string out_;  // the response, until flush()
     bool failed_ = false;
-    TimePoint deadline_{};
 };
 
 }  // namespace
@@ -736,8 +739,9 @@ void HttpServer::Impl::serve(Conn& c)
     const bool last = c.served + 1 >= o.keep_alive_max || stopping.load();
     bool closed = false;
     const bool ok = router.serve(strm, {c.peer, c.peer_port, c.local, c.local_port}, last, closed);
+    const bool sent = strm.flush();
     ++c.served;
-    c.keep = ok && !closed && !last && !strm.failed();
+    c.keep = ok && sent && !closed && !last;
 }
 
 // On the loop thread: connections whose request was answered.

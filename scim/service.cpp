@@ -133,7 +133,7 @@ HttpResponse Service::route(const HttpRequest& r)
 }
 
 std::optional<HttpResponse> Service::authorize(const HttpRequest& r, bool write,
-                                               bool& hide_inactive)
+                                               bool& hide_inactive, int64_t generation)
 {
     auto fail = [&](Errc code, const char* error, const std::string& detail) {
         ++auth_failures_;
@@ -150,7 +150,7 @@ std::optional<HttpResponse> Service::authorize(const HttpRequest& r, bool write,
     const std::string secret = it->second.substr(7);
     if (secret.size() > 512)
         return fail(Errc::Unauthorized, "invalid_token", "token not recognised");
-    auto t = store_.find_token(hex(sha256(secret)));
+    auto t = tokens_.find(store_, hex(sha256(secret)), generation);
     if (!t) {
         if (!t.error().is(Errc::NotFound)) return scim_error(t.error());
         return fail(Errc::Unauthorized, "invalid_token", "token not recognised");
@@ -191,10 +191,12 @@ HttpResponse Service::scim(const HttpRequest& r, const std::string& rest)
     if (resource != "Users" && resource != "Groups")
         return scim_error(Errc::NotFound, "no such endpoint");
     const bool write = r.method != "GET" && r.method != "HEAD";
+    auto generation = store_.generation();
+    if (!generation) return scim_error(generation.error());
     bool hide_inactive = true;
-    if (auto denied = authorize(r, write, hide_inactive)) return *denied;
+    if (auto denied = authorize(r, write, hide_inactive, generation.value())) return *denied;
     if (!id.empty() && !valid_id(id)) return scim_error(Errc::NotFound, "no such resource");
-    return resources(r, resource, id, hide_inactive);
+    return resources(r, resource, id, hide_inactive, generation.value());
 }
 
 HttpResponse Service::metrics()
@@ -212,6 +214,10 @@ HttpResponse Service::metrics()
     counter("allot_scimd_tokens_issued_total", "ID tokens issued by token exchange",
             tokens_issued_);
     counter("allot_scimd_tokens_refused_total", "token exchange requests refused", tokens_refused_);
+    counter("allot_scimd_user_reads_prerendered_total",
+            "Users reads answered from the pre-rendered users", rendered_users_.served());
+    counter("allot_scimd_user_renders_total", "times every user was rendered anew after a write",
+            rendered_users_.rebuilt());
     HttpResponse r;
     r.content_type = "text/plain; version=0.0.4";
     r.body = m.str();

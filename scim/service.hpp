@@ -19,6 +19,8 @@
 #include "munge.hpp"
 #include "oidc.hpp"
 #include "store.hpp"
+#include "token_cache.hpp"
+#include "user_snapshot.hpp"
 #include "validate.hpp"
 
 namespace allot::scimd {
@@ -82,15 +84,17 @@ private:
     HttpResponse scim(const HttpRequest& r, const std::string& rest);
     // /Users and /Groups (service_resources.cpp).
     // hide_inactive: the token may not see deactivated users (see authorize()).
+    // generation: the store's, read once for the request (the read caches' key).
     HttpResponse resources(const HttpRequest& r, const std::string& resource, const std::string& id,
-                           bool hide_inactive);
+                           bool hide_inactive, int64_t generation);
     HttpResponse token(const HttpRequest& r);
     HttpResponse discovery();
     HttpResponse metrics();
     HttpResponse scim_discovery(const std::string& what, const std::string& id);
     // The refusal to answer, or nothing; sets hide_inactive unless the token
     // may see deactivated users (scim:write or scim:read-inactive).
-    std::optional<HttpResponse> authorize(const HttpRequest& r, bool write, bool& hide_inactive);
+    std::optional<HttpResponse> authorize(const HttpRequest& r, bool write, bool& hide_inactive,
+                                          int64_t generation);
 
     ServiceOptions o_;
     DirectoryStore& store_;
@@ -103,6 +107,8 @@ private:
     std::shared_ptr<const KeySet> keys_;
     int64_t keys_checked_ = 0;
     ReplayCache replay_;
+    UserSnapshot rendered_users_;  // the common Users reads, pre-rendered
+    TokenCache tokens_;
     std::atomic<uint64_t> requests_{0}, errors_4xx_{0}, errors_5xx_{0}, tokens_issued_{0},
         tokens_refused_{0}, auth_failures_{0};
 };

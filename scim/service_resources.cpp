@@ -11,6 +11,7 @@
 #include "service.hpp"
 #include "service_http.hpp"
 #include "service_projection.hpp"
+#include "user_snapshot.hpp"
 #include "util.hpp"
 
 namespace allot::scimd {
@@ -158,18 +159,26 @@ Result<ListQuery> list_query(const HttpRequest& r, const char* key_attr)
     return q;
 }
 
-template <typename T, typename Render>
-HttpResponse list_response(const Page<T>& page, bool cursor_mode, const Projection& proj,
-                           Render render)
+// A ListResponse with an empty Resources array (filled by the caller).
+JsonPtr list_envelope(size_t total, bool cursor_mode, size_t start_index, size_t items)
 {
     JsonPtr root(cJSON_CreateObject());
     cJSON* schemas = cJSON_AddArrayToObject(root.get(), "schemas");
     cJSON_AddItemToArray(schemas, cJSON_CreateString(scim::kListResponse));
-    cJSON_AddNumberToObject(root.get(), "totalResults", static_cast<double>(page.total));
+    cJSON_AddNumberToObject(root.get(), "totalResults", static_cast<double>(total));
     if (!cursor_mode)
-        cJSON_AddNumberToObject(root.get(), "startIndex", static_cast<double>(page.start_index));
-    cJSON_AddNumberToObject(root.get(), "itemsPerPage", static_cast<double>(page.items.size()));
-    cJSON* resources = cJSON_AddArrayToObject(root.get(), "Resources");
+        cJSON_AddNumberToObject(root.get(), "startIndex", static_cast<double>(start_index));
+    cJSON_AddNumberToObject(root.get(), "itemsPerPage", static_cast<double>(items));
+    cJSON_AddArrayToObject(root.get(), "Resources");
+    return root;
+}
+
+template <typename T, typename Render>
+HttpResponse list_response(const Page<T>& page, bool cursor_mode, const Projection& proj,
+                           Render render)
+{
+    JsonPtr root = list_envelope(page.total, cursor_mode, page.start_index, page.items.size());
+    cJSON* resources = cJSON_GetObjectItem(root.get(), "Resources");
     for (const auto& item : page.items) {
         JsonPtr json = render(item);
         project(json.get(), proj.include, proj.exclude);
@@ -180,19 +189,51 @@ HttpResponse list_response(const Page<T>& page, bool cursor_mode, const Projecti
     return json_response(200, root.get());
 }
 
+// The same document from users rendered beforehand: their JSON goes into the
+// printed envelope's empty Resources array, byte for byte what cJSON prints.
+HttpResponse rendered_list_response(size_t total, size_t start_index,
+                                    const std::vector<const RenderedUser*>& items)
+{
+    JsonPtr root = list_envelope(total, false, start_index, items.size());
+    HttpResponse r = json_response(200, root.get());
+    static const std::string kEmpty = "\"Resources\":[]";
+    const size_t at = r.body.find(kEmpty);
+    if (at == std::string::npos) return scim_error(Errc::Internal, "list envelope");
+    std::string joined;
+    for (const auto* u : items) {
+        if (!joined.empty()) joined += ',';
+        joined += u->json;
+    }
+    r.body.insert(at + kEmpty.size() - 1, joined);
+    return r;
+}
+
+// `userName eq "x"`: the one filter the pre-rendered users answer.
+const std::string* user_name_eq(const Filter* f)
+{
+    if (!f || f->kind != Filter::Kind::Compare || f->op != CompareOp::Eq ||
+        f->value.kind != FilterValue::Kind::String || f->path.attr != "username" ||
+        !f->path.sub.empty() ||
+        !(f->path.schema.empty() || f->path.schema == to_lower(scim::kUserSchema)))
+        return nullptr;
+    return &f->value.text;
+}
+
 // One resource type's endpoint for one request.
 template <typename Kind>
 class Endpoint {
 public:
     using T = typename Kind::T;
 
-    Endpoint(const ServiceOptions& o, DirectoryStore& store, const HttpRequest& r,
-             bool hide_inactive)
+    Endpoint(const ServiceOptions& o, DirectoryStore& store, UserSnapshot& rendered,
+             const HttpRequest& r, bool hide_inactive, int64_t generation)
         : o_(o),
           store_(store),
+          rendered_(rendered),
           r_(r),
           proj_(projection(r, o, Kind::extension(o))),
-          hide_inactive_(hide_inactive)
+          hide_inactive_(hide_inactive),
+          generation_(generation)
     {
         ro_.base_url = o.public_url + o.scim_base;
         ro_.user_extension = o.user_extension;
@@ -291,8 +332,10 @@ private:
                 return scim_error(Errc::InvalidFilter, "filter: " + parsed.error().message);
             filter = std::move(parsed.value());
         }
-        if constexpr (std::is_same_v<Kind, UserKind>)
+        if constexpr (std::is_same_v<Kind, UserKind>) {
+            if (auto fast = from_rendered(q.value(), filter.get())) return *fast;
             if (hide_inactive_) filter = and_active(std::move(filter));
+        }
         q.value().hide_inactive = hide_inactive_;
         q.value().filter = filter.get();
         auto page = Kind::list(store_, q.value());
@@ -304,6 +347,30 @@ private:
         }
         return list_response(page.value(), q.value().cursor.has_value(), proj_,
                              [&](const T& item) { return Kind::render(item, ro_); });
+    }
+
+    // The common Users reads from the pre-rendered users (user_snapshot.hpp):
+    // no projection, no cursor, ascending, no filter or `userName eq`. The
+    // same page as the store's, sliced from the same order.
+    std::optional<HttpResponse> from_rendered(const ListQuery& q, const Filter* filter)
+    {
+        const std::string* name = user_name_eq(filter);
+        if (!proj_.include.empty() || !proj_.exclude.empty() || q.cursor ||
+            q.order != SortOrder::Ascending || (filter && !name))
+            return std::nullopt;
+        auto set = rendered_.current(store_, ro_, generation_);
+        if (!set) return std::nullopt;
+        std::vector<const RenderedUser*> named;
+        if (name) {
+            const RenderedUser* u = set->find(*name);
+            if (u && (u->active || !hide_inactive_)) named.push_back(u);
+        }
+        const auto& matched = name ? named : hide_inactive_ ? set->active : set->everyone;
+        const size_t start = std::max<size_t>(q.start_index, 1);
+        const size_t from = std::min(start - 1, matched.size());
+        const size_t to = std::min(matched.size(), from + std::min(q.count, kMaxPage));
+        return rendered_list_response(matched.size(), start,
+                                      {matched.begin() + from, matched.begin() + to});
     }
 
     HttpResponse create()
@@ -373,28 +440,32 @@ private:
 
     const ServiceOptions& o_;
     DirectoryStore& store_;
+    UserSnapshot& rendered_;
     const HttpRequest& r_;
     const Projection proj_;
     const bool hide_inactive_;
+    const int64_t generation_;                       // the store's when the request began
     std::optional<std::set<std::string>> inactive_;  // loaded on first use
     scim::RenderOptions ro_;
 };
 
 template <typename Kind>
-HttpResponse serve(const ServiceOptions& o, DirectoryStore& store, const HttpRequest& r,
-                   const std::string& id, bool hide_inactive)
+HttpResponse serve(const ServiceOptions& o, DirectoryStore& store, UserSnapshot& rendered,
+                   const HttpRequest& r, const std::string& id, bool hide_inactive,
+                   int64_t generation)
 {
-    Endpoint<Kind> e(o, store, r, hide_inactive);
+    Endpoint<Kind> e(o, store, rendered, r, hide_inactive, generation);
     return id.empty() ? e.collection() : e.member(id);
 }
 
 }  // namespace
 
 HttpResponse Service::resources(const HttpRequest& r, const std::string& resource,
-                                const std::string& id, bool hide_inactive)
+                                const std::string& id, bool hide_inactive, int64_t generation)
 {
-    return resource == "Users" ? serve<UserKind>(o_, store_, r, id, hide_inactive)
-                               : serve<GroupKind>(o_, store_, r, id, hide_inactive);
+    return resource == "Users"
+               ? serve<UserKind>(o_, store_, rendered_users_, r, id, hide_inactive, generation)
+               : serve<GroupKind>(o_, store_, rendered_users_, r, id, hide_inactive, generation);
 }
 
 }  // namespace allot::scimd

@@ -28,6 +28,9 @@ struct IdRange {
 
 enum class SortOrder { Ascending, Descending };
 
+// A page holds at most this many resources, whatever count asks.
+inline constexpr size_t kMaxPage = 1000;
+
 struct ListQuery {
     const Filter* filter = nullptr;
     size_t start_index = 1;  // 1-based; ignored when cursor is set
@@ -80,6 +83,11 @@ public:
                                               int64_t expected_version) = 0;
     virtual Result<Unit> delete_group(const std::string& id) = 0;
     virtual Result<Page<scim::Group>> list_groups(const ListQuery& query) = 0;
+
+    // A number that changes whenever a user, group, membership or API token
+    // does, by any writer of the store (another process too): what the read
+    // caches check.
+    virtual Result<int64_t> generation() = 0;
 
     // API tokens: only the SHA-256 of the secret is stored.
     virtual Result<ApiToken> create_token(const std::string& name,

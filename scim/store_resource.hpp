@@ -179,7 +179,6 @@ private:
         return page;
     }
 
-    static constexpr size_t kMaxPage = 1000;
     ConnPool& pool_;
     const IdAllocator& ids_;
 };

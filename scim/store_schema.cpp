@@ -62,6 +62,24 @@ CREATE TABLE signing_keys(
   file TEXT PRIMARY KEY,
   activates INTEGER NOT NULL) WITHOUT ROWID;
 )SQL",
+    // A counter every write of users, groups, members or API tokens bumps, in the
+    // writer's own transaction (triggers, so the CLI's writes count too): the read
+    // caches (user_snapshot.hpp, token_cache.hpp) are current while it has not moved.
+    R"SQL(
+CREATE TABLE generation(n INTEGER NOT NULL);
+INSERT INTO generation VALUES(0);
+CREATE TRIGGER users_ins AFTER INSERT ON users BEGIN UPDATE generation SET n = n + 1; END;
+CREATE TRIGGER users_upd AFTER UPDATE ON users BEGIN UPDATE generation SET n = n + 1; END;
+CREATE TRIGGER users_del AFTER DELETE ON users BEGIN UPDATE generation SET n = n + 1; END;
+CREATE TRIGGER grp_ins AFTER INSERT ON grp BEGIN UPDATE generation SET n = n + 1; END;
+CREATE TRIGGER grp_upd AFTER UPDATE ON grp BEGIN UPDATE generation SET n = n + 1; END;
+CREATE TRIGGER grp_del AFTER DELETE ON grp BEGIN UPDATE generation SET n = n + 1; END;
+CREATE TRIGGER members_ins AFTER INSERT ON members BEGIN UPDATE generation SET n = n + 1; END;
+CREATE TRIGGER members_del AFTER DELETE ON members BEGIN UPDATE generation SET n = n + 1; END;
+CREATE TRIGGER tokens_ins AFTER INSERT ON api_tokens BEGIN UPDATE generation SET n = n + 1; END;
+CREATE TRIGGER tokens_upd AFTER UPDATE ON api_tokens BEGIN UPDATE generation SET n = n + 1; END;
+CREATE TRIGGER tokens_del AFTER DELETE ON api_tokens BEGIN UPDATE generation SET n = n + 1; END;
+)SQL",
 };
 constexpr int kSchemaVersion = sizeof kMigrations / sizeof kMigrations[0];
 

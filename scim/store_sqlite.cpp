@@ -91,6 +91,15 @@ public:
         return group_view_.list(q, group_view_filter_map(), q.hide_inactive ? "g.active = 1" : "1");
     }
 
+    Result<int64_t> generation() override
+    {
+        auto c = pool_.borrow();
+        if (!c) return store_internal("cannot open database");
+        auto st = c->prepare("SELECT n FROM generation");
+        if (!st || st.step() != SQLITE_ROW) return store_internal(c->errmsg());
+        return st.col_int(0);
+    }
+
     Result<ApiToken> create_token(const std::string& name, const std::vector<std::string>& scopes,
                                   int64_t expires, const std::string& hash) override
     {

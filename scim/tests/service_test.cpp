@@ -673,3 +673,116 @@ TEST_F(ServiceTest, DiscoveryAndKeyRotation)
                                      std::filesystem::perm_options::add);
     EXPECT_FALSE(load_keys(dir.file("keys"), clock.t, 86400, false, JwsAlg::ES256));
 }
+
+// The pre-rendered users (user_snapshot.hpp) answer a page and `userName eq`
+// exactly as the store does (a filter every user passes takes the store's
+// path), after every kind of write: create, replace, patch, deactivate,
+// rename, delete, group membership and group renames, and a write by another
+// handle on the same file (the CLI).
+TEST_F(ServiceTest, PreRenderedUsersMatchTheStoreAfterEveryWrite)
+{
+    auto prerendered = [&] {
+        const std::string m = call("GET", "/metrics", "", "").body;
+        const std::string key = "\nallot_scimd_user_reads_prerendered_total ";
+        return std::stoull(m.substr(m.find(key) + key.size()));
+    };
+    auto expect_same_reads = [&](const std::string& step) {
+        auto users = store->list_users(ListQuery{});
+        ASSERT_TRUE(users);
+        std::vector<std::string> names;
+        for (auto& u : users.value().items) names.push_back(u.user_name);
+        for (const char* token : {"R", "W"}) {
+            const uint64_t before = prerendered();
+            for (const char* page : {"", "startIndex=1&count=100", "startIndex=2&count=2",
+                                     "startIndex=4&count=5", "startIndex=99", "count=0"}) {
+                auto fast = call("GET", std::string("/scim/v2/Users?") + page, "", token);
+                auto slow = call("GET", std::string("/scim/v2/Users?filter=userName pr&") + page,
+                                 "", token);
+                EXPECT_EQ(fast.status, 200) << step;
+                EXPECT_EQ(fast.body, slow.body) << step << " " << token << " " << page;
+            }
+            for (const auto& n : names) {
+                const std::string eq = "/scim/v2/Users?filter=userName eq \"" + n + "\"";
+                EXPECT_EQ(call("GET", eq, "", token).body,
+                          call("GET", eq + " and userName pr", "", token).body)
+                    << step << " " << token << " " << n;
+            }
+            EXPECT_EQ(prerendered(), before + 6 + names.size()) << step;
+        }
+    };
+    const std::string po =
+        R"({"schemas":["urn:ietf:params:scim:api:messages:2.0:PatchOp"],"Operations":)";
+    const std::string a = create_user("alice", R"(,"emails":[{"value":"a@x.org","primary":true}])");
+    const std::string b =
+        create_user("bob", ",\"" + ext + R"(":{"sshPublicKeys":[")" + kKey + "\"]}");
+    const std::string c = create_user("carol");
+    expect_same_reads("create");
+    ASSERT_EQ(
+        call("PUT", "/scim/v2/Users/" + b, R"({"userName":"bob","displayName":"Bob B"})").status,
+        200);
+    expect_same_reads("replace");
+    ASSERT_EQ(call("PATCH", "/scim/v2/Users/" + c,
+                   po + R"([{"op":"replace","path":"active","value":false}]})")
+                  .status,
+              200);
+    expect_same_reads("patch: deactivate");
+    auto g = call(
+        "POST", "/scim/v2/Groups",
+        R"({"displayName":"team-a","members":[{"value":")" + a + R"("},{"value":")" + b + "\"}]}");
+    ASSERT_EQ(g.status, 201) << g.body;
+    const std::string group = "/scim/v2/Groups/" + json_string(json(g).get(), "id").value();
+    expect_same_reads("group create");
+    ASSERT_EQ(call("PATCH", group,
+                   po + R"([{"op":"add","path":"members","value":[{"value":")" + c + "\"}]}]}")
+                  .status,
+              200);
+    expect_same_reads("group add member");
+    ASSERT_EQ(call("PATCH", group,
+                   po + R"([{"op":"remove","path":"members[value eq \")" + a + "\\\"]\"}]}")
+                  .status,
+              200);
+    expect_same_reads("group remove member");
+    ASSERT_EQ(
+        call("PATCH", group, po + R"([{"op":"replace","path":"displayName","value":"team-z"}]})")
+            .status,
+        200);
+    expect_same_reads("group rename");
+    ASSERT_EQ(call("PATCH", "/scim/v2/Users/" + b,
+                   po + R"([{"op":"replace","path":"userName","value":"zed"}]})")
+                  .status,
+              200);
+    expect_same_reads("user rename");
+    ASSERT_EQ(call("DELETE", "/scim/v2/Users/" + a).status, 204);
+    expect_same_reads("user delete");
+    ASSERT_EQ(call("DELETE", group).status, 204);
+    expect_same_reads("group delete");
+    {
+        auto other = test::open_test_store(dir);
+        scim::User dave;
+        dave.user_name = "dave";
+        dave.home = "/home/dave";
+        dave.shell = "/bin/bash";
+        ASSERT_TRUE(other->create_user(dave));
+    }
+    expect_same_reads("another writer");
+    // Projections, cursors and other filters still take the store's path.
+    const uint64_t before = prerendered();
+    call("GET", "/scim/v2/Users?attributes=userName", "", "R");
+    call("GET", "/scim/v2/Users?cursor=", "", "R");
+    call("GET", "/scim/v2/Users?filter=userName eq \"dave\" or userName eq \"zed\"", "", "R");
+    EXPECT_EQ(prerendered(), before);
+}
+
+// Tokens are cached by secret hash (token_cache.hpp), yet a revocation, by
+// this store or another handle on the file (the CLI), holds from the next request.
+TEST_F(ServiceTest, RevokedTokenRefusedOnTheNextRequest)
+{
+    const std::string t = make_token("ci", "scim:read", 0);
+    EXPECT_EQ(call("GET", "/scim/v2/Users", "", "Bearer " + t).status, 200);
+    EXPECT_EQ(call("GET", "/scim/v2/Users", "", "Bearer " + t).status, 200);
+    ASSERT_TRUE(test::open_test_store(dir)->revoke_token("ci"));
+    EXPECT_EQ(call("GET", "/scim/v2/Users", "", "Bearer " + t).status, 401);
+    EXPECT_EQ(call("GET", "/scim/v2/Users", "", "R").status, 200);
+    ASSERT_TRUE(store->revoke_token("reader"));
+    EXPECT_EQ(call("GET", "/scim/v2/Users", "", "R").status, 401);
+}
