@@ -108,6 +108,32 @@ Section index_section(SectionId id, const std::vector<uint32_t>& index)
     return s;
 }
 
+// NAME_HASH or ID_HASH of `count` records, record i at probe_of(i)
+// (identity_cache_format.hpp: linear probing, slots twice the records).
+template <typename ProbeOf>
+Section hash_section(SectionId id, size_t count, ProbeOf probe_of)
+{
+    const uint64_t slots = idcache::cache_hash_slots(count);
+    std::vector<idcache::HashSlot> table(slots);
+    for (size_t i = 0; i < count; ++i) {
+        const idcache::HashProbe p = probe_of(i);
+        uint64_t at = p.home & (slots - 1);
+        while (table[at].record != 0) at = (at + 1) & (slots - 1);
+        table[at] = idcache::HashSlot{p.key, static_cast<uint32_t>(i + 1)};
+    }
+    Section s{id, sizeof(idcache::HashSlot), slots, {}};
+    s.bytes.assign(reinterpret_cast<const char*>(table.data()), slots * sizeof(idcache::HashSlot));
+    return s;
+}
+
+template <typename Record>
+Section name_hash(const std::vector<const Record*>& records)
+{
+    return hash_section(SectionId::NameHash, records.size(), [&](size_t i) {
+        return idcache::cache_name_probe(records[i]->name.data(), records[i]->name.size());
+    });
+}
+
 Result<std::string> build_passwd(const std::vector<const PosixUser*>& users, uint64_t generation)
 {
     Strings strings;
@@ -135,6 +161,10 @@ Result<std::string> build_passwd(const std::vector<const PosixUser*>& users, uin
     sections.push_back(std::move(records));
     sections.push_back(index_section(SectionId::NameIndex, by_name));
     sections.push_back(index_section(SectionId::IdIndex, by_id));
+    sections.push_back(name_hash(users));
+    sections.push_back(hash_section(SectionId::IdHash, users.size(), [&](size_t i) {
+        return idcache::cache_id_probe(users[i]->uid);
+    }));
     sections.push_back(std::move(strings).section());
     return assemble(Kind::Passwd, static_cast<uint32_t>(users.size()), generation, sections);
 }
@@ -195,6 +225,10 @@ Result<std::string> build_group(const std::vector<const PosixGroup*>& groups, ui
     sections.push_back(index_section(SectionId::IdIndex, by_id));
     sections.push_back(std::move(members));
     sections.push_back(std::move(membership));
+    sections.push_back(name_hash(groups));
+    sections.push_back(hash_section(SectionId::IdHash, groups.size(), [&](size_t i) {
+        return idcache::cache_id_probe(groups[i]->gid);
+    }));
     sections.push_back(std::move(strings).section());
     return assemble(Kind::Group, static_cast<uint32_t>(groups.size()), generation, sections);
 }
@@ -233,6 +267,7 @@ Result<std::string> build_keys(const std::vector<const PosixUser*>& users, uint6
     sections.push_back(std::move(records));
     sections.push_back(index_section(SectionId::NameIndex, by_name));
     sections.push_back(std::move(keys));
+    sections.push_back(name_hash(users));
     sections.push_back(std::move(strings).section());
     return assemble(Kind::Keys, static_cast<uint32_t>(users.size()), generation, sections);
 }

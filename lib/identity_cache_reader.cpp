@@ -18,6 +18,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <initializer_list>
 
 namespace allot::idcache {
 
@@ -40,6 +41,10 @@ struct Snapshot {
     uint64_t membership_count;
     const StrRef* keys;
     uint64_t keys_count;
+    const HashSlot* name_hash;
+    uint64_t name_slots;
+    const HashSlot* id_hash;  // null for keys
+    uint64_t id_slots;
 };
 
 namespace {
@@ -66,6 +71,8 @@ uint32_t expected_elem_size(Kind kind, SectionId id)
         case SectionId::Members: return kind == Kind::Group ? sizeof(StrRef) : 0;
         case SectionId::Membership: return kind == Kind::Group ? sizeof(MembershipEntry) : 0;
         case SectionId::Keys: return kind == Kind::Keys ? sizeof(StrRef) : 0;
+        case SectionId::NameHash: return sizeof(HashSlot);
+        case SectionId::IdHash: return kind != Kind::Keys ? sizeof(HashSlot) : 0;
     }
     return 0;
 }
@@ -115,7 +122,34 @@ uint32_t id_of(const Snapshot& s, uint32_t i)
                                   : (s.kind == Kind::Group ? groups(s)[i].gid : keyrecs(s)[i].uid);
 }
 
-// Checks the records' contents and both indexes; the sections are in bounds.
+int64_t find_name(const Snapshot& s, const char* name, size_t len);
+int64_t find_id(const Snapshot& s, uint32_t id);
+
+uint64_t used_slots(const HashSlot* table, uint64_t slots)
+{
+    uint64_t used = 0;
+    for (uint64_t i = 0; i < slots; ++i) used += table[i].record != 0;
+    return used;
+}
+
+// Every record is found through the hash tables at its own number, and they
+// hold nothing else (as many used slots as records): with the unique names and
+// ids the sorted indexes prove, each record is listed exactly once.
+const char* validate_hashes(const Snapshot& s)
+{
+    if (used_slots(s.name_hash, s.name_slots) != s.count ||
+        (s.id_hash && used_slots(s.id_hash, s.id_slots) != s.count))
+        return "hash table does not hold every record once";
+    for (uint32_t i = 0; i < s.count; ++i) {
+        const StrRef n = name_ref(s, i);
+        if (find_name(s, str_of(s, n), n.len) != int64_t(i)) return "name hash misses a record";
+        if (s.id_hash && find_id(s, id_of(s, i)) != int64_t(i)) return "id hash misses a record";
+    }
+    return nullptr;
+}
+
+// Checks the records' contents, both indexes and the hash tables; the
+// sections are in bounds.
 const char* validate_contents(const Snapshot& s)
 {
     for (uint32_t i = 0; i < s.count; ++i) {
@@ -151,8 +185,8 @@ const char* validate_contents(const Snapshot& s)
     for (uint64_t i = 0; i < s.keys_count; ++i)
         if (!ref_ok(s, s.keys[i]) || !cache_valid_key(str_of(s, s.keys[i]), s.keys[i].len))
             return "bad key line";
-    // Strictly increasing names (and ids): the indexes are permutations and a
-    // binary search over them is exact.
+    // Strictly increasing names (and ids): the indexes are permutations, and
+    // names and ids unique.
     for (uint32_t i = 0; i < s.count; ++i) {
         if (s.name_index[i] >= s.count) return "name index out of bounds";
         if (i > 0) {
@@ -178,7 +212,7 @@ const char* validate_contents(const Snapshot& s)
             if (c > 0 || (c == 0 && p.group_index >= m.group_index)) return "membership not sorted";
         }
     }
-    return nullptr;
+    return validate_hashes(s);
 }
 
 // Fills `s` from the image at s.mem; returns nullptr or why it is invalid.
@@ -207,11 +241,11 @@ const char* validate(Snapshot& s, Kind kind, Check check)
         cache_checksum(base + kChecksumStart, size - kChecksumStart) != h.checksum)
         return "bad checksum";
 
-    Section sec[8] = {};
+    Section sec[kMaxSectionId + 1] = {};
     for (uint32_t i = 0; i < h.section_count; ++i) {
         SectionEntry e;
         std::memcpy(&e, base + sizeof(FileHeader) + uint64_t(i) * sizeof(SectionEntry), sizeof e);
-        if (e.id < 1 || e.id > 7) return "unknown section";
+        if (e.id < 1 || e.id > kMaxSectionId) return "unknown section";
         const uint32_t want = expected_elem_size(kind, static_cast<SectionId>(e.id));
         if (want == 0 || e.elem_size != want) return "bad section element size";
         if (sec[e.id].present) return "duplicate section";
@@ -228,11 +262,19 @@ const char* validate(Snapshot& s, Kind kind, Check check)
     if (kind == Kind::Group && (!need(SectionId::Members) || !need(SectionId::Membership)))
         return "missing member sections";
     if (kind == Kind::Keys && !need(SectionId::Keys)) return "missing keys section";
+    if (!need(SectionId::NameHash) || (kind != Kind::Keys && !need(SectionId::IdHash)))
+        return "missing hash section";
     if (get(SectionId::Records).count != h.record_count ||
         get(SectionId::NameIndex).count != h.record_count ||
         (need(SectionId::IdIndex) && get(SectionId::IdIndex).count != h.record_count))
         return "record count mismatch";
     if (get(SectionId::Strings).count > 0xFFFFFFFFull) return "string section too large";
+    for (const SectionId id : {SectionId::NameHash, SectionId::IdHash}) {
+        const uint64_t slots = get(id).count;
+        // A power of two (the probe wraps with a mask) with room for every record.
+        if (need(id) && (slots == 0 || (slots & (slots - 1)) != 0 || slots <= h.record_count))
+            return "bad hash table size";
+    }
 
     s.kind = kind;
     s.count = h.record_count;
@@ -255,6 +297,12 @@ const char* validate(Snapshot& s, Kind kind, Check check)
     if (need(SectionId::Keys)) {
         s.keys = reinterpret_cast<const StrRef*>(get(SectionId::Keys).data);
         s.keys_count = get(SectionId::Keys).count;
+    }
+    s.name_hash = reinterpret_cast<const HashSlot*>(get(SectionId::NameHash).data);
+    s.name_slots = get(SectionId::NameHash).count;
+    if (need(SectionId::IdHash)) {
+        s.id_hash = reinterpret_cast<const HashSlot*>(get(SectionId::IdHash).data);
+        s.id_slots = get(SectionId::IdHash).count;
     }
     return check == Check::Full ? validate_contents(s) : nullptr;
 }
@@ -320,88 +368,48 @@ bool record_ok(const Snapshot& s, uint32_t i)
     return false;
 }
 
-// The name of the record at name-index position `pos`, bounds-checked: false
-// when the index entry or the string it leads to is outside the file.
-bool indexed_name(const Snapshot& s, uint32_t pos, uint32_t* rec, StrRef* name)
+// Walks the probe sequence of `p` in `table` (every slot at most once, so it
+// ends whatever the table holds) and returns the one record whose key
+// matches and for which `same(record)` holds, or -1: none, a slot naming a
+// record outside the file, or the name or id listed twice (refused, as the
+// full check would refuse the file). The record is then validated in full.
+template <typename Same>
+int64_t probe(const Snapshot& s, const HashSlot* table, uint64_t slots, HashProbe p, Same same)
 {
-    *rec = s.name_index[pos];
-    if (*rec >= s.count) return false;
-    *name = name_ref(s, *rec);
-    return ref_ok(s, *name);
-}
-bool indexed_id(const Snapshot& s, uint32_t pos, uint32_t* rec, uint32_t* id)
-{
-    *rec = s.id_index[pos];
-    if (*rec >= s.count) return false;
-    *id = id_of(s, *rec);
-    return true;
-}
-
-// Compares the name at index position `pos` with `name`; 2 when the entry
-// cannot be followed.
-int compare_at(const Snapshot& s, uint32_t pos, const char* name, size_t len, uint32_t* rec)
-{
-    StrRef r;
-    if (!indexed_name(s, pos, rec, &r)) return 2;
-    const int c = cache_compare(str_of(s, r), r.len, name, len);
-    return c < 0 ? -1 : (c > 0 ? 1 : 0);
+    if (!table) return -1;
+    const uint64_t mask = slots - 1;
+    int64_t found = -1;
+    uint64_t at = p.home & mask;
+    for (uint64_t n = 0; n < slots; ++n, at = (at + 1) & mask) {
+        const HashSlot slot = table[at];
+        if (slot.record == 0) break;
+        if (slot.key != p.key) continue;
+        const uint32_t rec = slot.record - 1;
+        if (rec >= s.count) return -1;
+        const int m = same(rec);
+        if (m < 0 || (m > 0 && found >= 0)) return -1;
+        if (m > 0) found = rec;
+    }
+    return found >= 0 && record_ok(s, uint32_t(found)) ? found : -1;
 }
 
-// A match at `pos` is answered only when its neighbours in the index sort
-// strictly before and after it (so the name is not listed twice) and its
-// record is valid; anything else refuses the lookup.
-int64_t accept_name(const Snapshot& s, uint32_t pos, const char* name, size_t len, uint32_t rec)
-{
-    uint32_t other;
-    if (pos > 0 && compare_at(s, pos - 1, name, len, &other) != -1) return -1;
-    if (pos + 1 < s.count && compare_at(s, pos + 1, name, len, &other) != 1) return -1;
-    return record_ok(s, rec) ? int64_t(rec) : -1;
-}
-
-// Binary search of the name index; returns the record number or -1. Every
-// entry and string it follows is bounds-checked (the search ends in at most
-// log2(count) steps whatever the index holds).
+// The record named `name`, through NAME_HASH; -1 when there is none or it
+// cannot be answered. Every slot, record number and string it follows is
+// bounds-checked.
 int64_t find_name(const Snapshot& s, const char* name, size_t len)
 {
-    if (!name) return -1;
-    uint32_t lo = 0, hi = s.count;
-    while (lo < hi) {
-        const uint32_t mid = lo + (hi - lo) / 2;
-        uint32_t rec;
-        const int c = compare_at(s, mid, name, len, &rec);
-        if (c == 2) return -1;
-        if (c == 0) return accept_name(s, mid, name, len, rec);
-        if (c < 0)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return -1;
-}
-
-int64_t accept_id(const Snapshot& s, uint32_t pos, uint32_t id, uint32_t rec)
-{
-    uint32_t other, v;
-    if (pos > 0 && (!indexed_id(s, pos - 1, &other, &v) || v >= id)) return -1;
-    if (pos + 1 < s.count && (!indexed_id(s, pos + 1, &other, &v) || v <= id)) return -1;
-    return record_ok(s, rec) ? int64_t(rec) : -1;
+    if (!name || len > kMaxNameLen) return -1;
+    return probe(s, s.name_hash, s.name_slots, cache_name_probe(name, len), [&](uint32_t rec) {
+        const StrRef r = name_ref(s, rec);
+        if (!ref_ok(s, r)) return -1;  // a string outside the file: refuse
+        return cache_compare(str_of(s, r), r.len, name, len) == 0 ? 1 : 0;
+    });
 }
 
 int64_t find_id(const Snapshot& s, uint32_t id)
 {
-    if (!s.id_index) return -1;
-    uint32_t lo = 0, hi = s.count;
-    while (lo < hi) {
-        const uint32_t mid = lo + (hi - lo) / 2;
-        uint32_t rec, v;
-        if (!indexed_id(s, mid, &rec, &v)) return -1;
-        if (v == id) return accept_id(s, mid, id, rec);
-        if (v < id)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return -1;
+    return probe(s, s.id_hash, s.id_slots, cache_id_probe(id),
+                 [&](uint32_t rec) { return id_of(s, rec) == id ? 1 : 0; });
 }
 
 void fill_user(const Snapshot& s, uint32_t i, UserView* out)
@@ -932,11 +940,15 @@ void follow_generation(CacheHandle& h, bool dirs_checked)
 {
     char path[PATH_MAX];
     struct stat st;
-    if (!generation_path(h.path, path, sizeof path) || lstat(path, &st) != 0)
-        return drop_generation(h);
-    if (h.gen_map && st.st_dev == h.gen_dev && st.st_ino == h.gen_ino &&
-        st.st_size == off_t(sizeof(GenerationFile)))
-        return;  // the one mapped
+    if (!generation_path(h.path, path, sizeof path)) return drop_generation(h);
+    // With none mapped (the first lookup of a process) the open's fstat() is
+    // the only look needed: one system call less.
+    if (h.gen_map) {
+        if (lstat(path, &st) != 0) return drop_generation(h);
+        if (st.st_dev == h.gen_dev && st.st_ino == h.gen_ino &&
+            st.st_size == off_t(sizeof(GenerationFile)))
+            return;  // the one mapped
+    }
     const int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NOFOLLOW | O_NONBLOCK);
     if (fd < 0) return drop_generation(h);
     void* map = nullptr;

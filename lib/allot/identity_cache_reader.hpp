@@ -4,8 +4,9 @@
 // allot-keys and pam_allot. It therefore never throws, never allocates per
 // lookup and needs nothing from libstdc++ at run time: a file is mmap'ed and
 // its header validated once (identity_cache_format.hpp), then every lookup is a
-// bounds-checked binary search returning views into the mapping, of a record
-// validated before it is returned.
+// bounds-checked probe of a hash table (a binary search for memberships)
+// returning views into the mapping, of a record validated before it is
+// returned.
 //
 // A CacheHandle follows a path: an acquire() stat()s it and, when the file
 // was replaced (device, inode, size, mtime or ctime changed), maps the new
@@ -72,7 +73,7 @@ struct Snapshot;  // a mapped, validated cache file
 // writer's check of what it published, allot-keys); Lookup checks the header,
 // its checksum and the section bounds, and leaves the rest to the lookups,
 // which bounds-check everything they follow and validate every record they
-// return in full (libnss_allot: the first lookup of a process stays O(log n)).
+// return in full (libnss_allot: the first lookup of a process touches a few pages).
 // Every lookup makes its checks in both modes.
 enum class Check { Full, Lookup };
 

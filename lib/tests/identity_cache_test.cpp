@@ -93,6 +93,19 @@ void rechecksum(std::string& img)
     cache_seal(reinterpret_cast<unsigned char*>(img.data()), img.size());
 }
 
+template <typename T>
+T read_at(const std::string& b, uint64_t off)
+{
+    T v;
+    std::memcpy(&v, b.data() + off, sizeof v);
+    return v;
+}
+template <typename T>
+void write_at(std::string& b, uint64_t off, const T& v)
+{
+    std::memcpy(b.data() + off, &v, sizeof v);
+}
+
 SectionEntry section(const std::string& img, SectionId id)
 {
     FileHeader h;
@@ -294,7 +307,8 @@ TEST(IdentityCacheHostile, WrongKindVersionMagicAreRejected)
     std::string b = img.passwd;
     FileHeader h;
     std::memcpy(&h, b.data(), sizeof h);
-    for (uint32_t v : {1u, 3u}) {  // version 1 had no header checksum
+    // version 1 had no header checksum, version 2 no hash tables
+    for (uint32_t v : {1u, 2u, 4u}) {
         h.version = v;
         std::memcpy(b.data(), &h, sizeof h);
         rechecksum(b);
@@ -386,6 +400,41 @@ TEST(IdentityCacheHostile, StructuralCorruptionBehindValidChecksum)
         std::memcpy(b.data() + grec.offset, &r, sizeof r);
         expect_rejected(b, Kind::Group, "members");
     }
+    const auto hash = section(img.passwd, SectionId::NameHash);
+    const auto slot_at = [&](uint64_t i) { return hash.offset + i * sizeof(HashSlot); };
+    {  // a record missing from the name hash (its slot emptied)
+        std::string b = img.passwd;
+        for (uint64_t i = 0; i < hash.count; ++i)
+            if (read_at<HashSlot>(b, slot_at(i)).record != 0) {
+                write_at(b, slot_at(i), HashSlot{0, 0});
+                break;
+            }
+        expect_rejected(b, Kind::Passwd, "hash slot emptied");
+    }
+    {  // a record listed twice (its slot copied into an empty one)
+        std::string b = img.passwd;
+        HashSlot used{0, 0};
+        for (uint64_t i = 0; i < hash.count && used.record == 0; ++i)
+            used = read_at<HashSlot>(b, slot_at(i));
+        for (uint64_t i = 0; i < hash.count; ++i)
+            if (read_at<HashSlot>(b, slot_at(i)).record == 0) {
+                write_at(b, slot_at(i), used);
+                break;
+            }
+        expect_rejected(b, Kind::Passwd, "hash slot twice");
+    }
+    {  // a key that is not the record's
+        std::string b = img.group;
+        const auto ghash = section(b, SectionId::IdHash);
+        for (uint64_t i = 0; i < ghash.count; ++i) {
+            auto slot = read_at<HashSlot>(b, ghash.offset + i * sizeof(HashSlot));
+            if (slot.record == 0) continue;
+            slot.key += 1;
+            write_at(b, ghash.offset + i * sizeof(HashSlot), slot);
+            break;
+        }
+        expect_rejected(b, Kind::Group, "hash key");
+    }
     {  // a key line with an embedded newline
         std::string b = img.keys;
         const auto krec = section(b, SectionId::Keys);
@@ -443,19 +492,6 @@ TEST(IdentityCacheHostile, RandomMutationsNeverCrash)
 // --- Check::Lookup: what libnss_allot maps -----------------------------------
 // The header, its checksum and the section bounds are checked when the file is
 // mapped; everything else by the lookup that follows it.
-
-template <typename T>
-T read_at(const std::string& b, uint64_t off)
-{
-    T v;
-    std::memcpy(&v, b.data() + off, sizeof v);
-    return v;
-}
-template <typename T>
-void write_at(std::string& b, uint64_t off, const T& v)
-{
-    std::memcpy(b.data() + off, &v, sizeof v);
-}
 
 TEST(IdentityCacheLookupMode, EveryTruncationIsRejected)
 {
@@ -568,31 +604,78 @@ TEST(IdentityCacheLookupMode, AnInvalidRecordIsRefusedAndTheOthersServed)
     }
 }
 
-TEST(IdentityCacheLookupMode, OverlappingAndLoopingIndexesEndAndRefuse)
+// The slot of `table` (a NameHash or IdHash section of `b`) holding record `rec`.
+uint64_t slot_of(const std::string& b, const SectionEntry& table, uint32_t rec)
+{
+    for (uint64_t i = 0; i < table.count; ++i)
+        if (read_at<HashSlot>(b, table.offset + i * sizeof(HashSlot)).record == rec + 1) return i;
+    ADD_FAILURE() << "record " << rec << " not in the table";
+    return 0;
+}
+
+TEST(IdentityCacheLookupMode, CorruptHashTablesEndAndRefuse)
 {
     const auto img = sample();
     const auto names = section(img.passwd, SectionId::NameIndex);
-    const auto ids = section(img.passwd, SectionId::IdIndex);
+    const auto nhash = section(img.passwd, SectionId::NameHash);
+    const auto ihash = section(img.passwd, SectionId::IdHash);
+    const auto nslot = [&](uint64_t i) { return nhash.offset + i * sizeof(HashSlot); };
+    const auto islot = [&](uint64_t i) { return ihash.offset + i * sizeof(HashSlot); };
+    // Records in name order: alice 0, bob 1, bobby 2.
     UserView u;
-    {  // every name-index entry names record 1 (bob): a loop back to one record
+    {  // bob listed twice: his slot copied into the next empty one of his probe sequence
         std::string b = img.passwd;
-        for (uint32_t i = 0; i < 3; ++i) write_at<uint32_t>(b, names.offset + 4 * i, 1);
-        SnapPtr s(lookup_open(b, Kind::Passwd));
-        ASSERT_NE(s.p, nullptr);
-        EXPECT_FALSE(user_by_name(s.p, "bob", 3, &u));  // listed three times: refused
-        EXPECT_FALSE(user_by_name(s.p, "alice", 5, &u));
-        EXPECT_TRUE(user_by_uid(s.p, 20000, &u));  // the id index is intact
-    }
-    {  // index entries past the record count
-        std::string b = img.passwd;
-        write_at<uint32_t>(b, names.offset + 4, 0xFFFFFFFFu);
-        write_at<uint32_t>(b, ids.offset + 4, 3);
+        const uint64_t at = slot_of(b, nhash, 1);
+        uint64_t next = (at + 1) % nhash.count;
+        while (read_at<HashSlot>(b, nslot(next)).record != 0) next = (next + 1) % nhash.count;
+        write_at(b, nslot(next), read_at<HashSlot>(b, nslot(at)));
         SnapPtr s(lookup_open(b, Kind::Passwd));
         ASSERT_NE(s.p, nullptr);
         EXPECT_FALSE(user_by_name(s.p, "bob", 3, &u));
-        EXPECT_FALSE(user_by_uid(s.p, 20001, &u));
-        // The neighbours' matches see the broken entry next to them: refused too.
-        EXPECT_FALSE(user_by_name(s.p, "alice", 5, &u));
+        EXPECT_TRUE(user_by_name(s.p, "alice", 5, &u));
+        EXPECT_TRUE(user_by_uid(s.p, 20001, &u));  // the id hash is intact
+    }
+    {  // slots naming records past the record count
+        std::string b = img.passwd;
+        auto bob = read_at<HashSlot>(b, nslot(slot_of(b, nhash, 1)));
+        bob.record = 0xFFFFFFFFu;
+        write_at(b, nslot(slot_of(b, nhash, 1)), bob);
+        auto alice = read_at<HashSlot>(b, islot(slot_of(b, ihash, 0)));
+        alice.record = 4;
+        write_at(b, islot(slot_of(b, ihash, 0)), alice);
+        SnapPtr s(lookup_open(b, Kind::Passwd));
+        ASSERT_NE(s.p, nullptr);
+        EXPECT_FALSE(user_by_name(s.p, "bob", 3, &u));
+        EXPECT_FALSE(user_by_uid(s.p, 20000, &u));
+        EXPECT_TRUE(user_by_uid(s.p, 20001, &u));
+    }
+    {  // no empty slot: every walk ends after one round; one key everywhere: listed 8 times
+        for (const bool bobs_key : {false, true}) {
+            std::string b = img.passwd;
+            const uint32_t key = bobs_key ? cache_name_probe("bob", 3).key : 0x5EED5EEDu;
+            for (uint64_t i = 0; i < nhash.count; ++i) write_at(b, nslot(i), HashSlot{key, 2});
+            SnapPtr s(lookup_open(b, Kind::Passwd));
+            ASSERT_NE(s.p, nullptr);
+            EXPECT_FALSE(user_by_name(s.p, "bob", 3, &u));
+            EXPECT_FALSE(user_by_name(s.p, "carol", 5, &u));
+            EXPECT_TRUE(user_by_uid(s.p, 20002, &u));
+        }
+    }
+    {  // a hash table whose size is not a power of two, or leaves no room: refused when mapped
+        for (const uint64_t slots : {uint64_t(0), uint64_t(2), uint64_t(6)}) {
+            std::string b = img.passwd;
+            const FileHeader h = read_at<FileHeader>(b, 0);
+            for (uint32_t i = 0; i < h.section_count; ++i) {
+                const uint64_t at = sizeof(FileHeader) + i * sizeof(SectionEntry);
+                auto e = read_at<SectionEntry>(b, at);
+                if (e.id == uint32_t(SectionId::NameHash)) e.count = slots;
+                write_at(b, at, e);
+            }
+            rechecksum(b);
+            const char* why = nullptr;
+            EXPECT_EQ(lookup_open(b, Kind::Passwd, &why), nullptr) << slots;
+            EXPECT_STREQ(why, "bad hash table size");
+        }
     }
     {  // sections overlapping: the id index laid over the name index
         std::string b = img.passwd;
@@ -611,6 +694,23 @@ TEST(IdentityCacheLookupMode, OverlappingAndLoopingIndexesEndAndRefuse)
         EXPECT_TRUE(user_by_name(s.p, "bobby", 5, &u));
         SnapPtr full(from(b, Kind::Passwd));  // consistent: the full check agrees
         EXPECT_NE(full.p, nullptr);
+    }
+    {  // the id hash laid over the name hash: its keys are not ids, uids go unanswered
+        std::string b = img.passwd;
+        const FileHeader h = read_at<FileHeader>(b, 0);
+        for (uint32_t i = 0; i < h.section_count; ++i) {
+            const uint64_t at = sizeof(FileHeader) + i * sizeof(SectionEntry);
+            auto e = read_at<SectionEntry>(b, at);
+            if (e.id == uint32_t(SectionId::IdHash)) e.offset = nhash.offset;
+            write_at(b, at, e);
+        }
+        rechecksum(b);
+        SnapPtr s(lookup_open(b, Kind::Passwd));
+        ASSERT_NE(s.p, nullptr);
+        EXPECT_FALSE(user_by_uid(s.p, 20001, &u));
+        EXPECT_TRUE(user_by_name(s.p, "bob", 3, &u));
+        SnapPtr full(from(b, Kind::Passwd));
+        EXPECT_EQ(full.p, nullptr);
     }
     {  // strings of two records overlapping: each is still a valid name
         std::string b = img.passwd;

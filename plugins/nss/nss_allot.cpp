@@ -4,7 +4,7 @@
 // ("passwd: files allot" in /etc/nsswitch.conf). It answers from the caches
 // allot-syncd publishes in the cache directory (passwd.cache, group.cache),
 // mmap'ed with its header checked once per file version by the reader in
-// lib/identity_cache_reader.cpp, then binary-searched (each lookup checks what
+// lib/identity_cache_reader.cpp, then looked up by hash (each lookup checks what
 // it follows and validates the record it returns): no network, no config
 // parsing, no allocation per lookup except the caller-owned group array of
 // initgroups_dyn.
