@@ -85,7 +85,7 @@ rsync -rlpD --checksum --delete --exclude=.git --exclude=autom4te.cache --exclud
 in_root() { chroot "$ROOT" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root \
     LANG=C.UTF-8 "$@"; }
 
-DIRS=${ALLOT_RUN_ONE_MAKE:-lib plugins/job_submit plugins/spank plugins/nss syncd syncd/keys tests}
+DIRS=${ALLOT_RUN_ONE_MAKE:-lib plugins/job_submit plugins/spank plugins/nss plugins/pam syncd syncd/keys tests}
 say "building $DIRS against $(in_root dpkg-query -W -f 'slurmctld ${Version}' slurmctld)"
 in_root bash -c "cd /root/run-one-src &&
     { [ -x configure ] && [ -z \"\$(find configure.ac m4 -newer configure)\" ] || autoreconf -fi >/dev/null 2>&1; } &&
