@@ -102,7 +102,8 @@ struct Conn {
     TimePoint deadline{};  // of the current phase
     TimePoint idle_deadline = TimePoint::max();  // keep-alive: first byte of the next request
     uint32_t events = 0;                         // current epoll interest (0: not registered)
-    bool keep = false;  // set by the worker: the connection may serve another request
+    bool keep = false;        // set by the worker: the connection may serve another request
+    bool read_ahead = false;  // the worker read from it after its last response
 };
 
 // What the loop needs from a request head before it lets a worker parse it.
@@ -322,6 +323,28 @@ private:
     bool failed_ = false;
 };
 
+// Reads what is at hand into c.in, up to `limit` bytes, on a worker (no epoll,
+// no close: the loop does both once it has the connection back). false when
+// reading cannot go on here (end of stream, error, or TLS wants to write).
+bool read_at_hand(Conn& c, size_t limit)
+{
+    char buf[16384];
+    while (c.in.size() < limit) {
+        const size_t want = std::min(sizeof buf, limit - c.in.size());
+        if (c.ssl) {
+            ERR_clear_error();
+            const int n = SSL_read(c.ssl.get(), buf, static_cast<int>(want));
+            if (n <= 0) return SSL_get_error(c.ssl.get(), n) == SSL_ERROR_WANT_READ;
+            c.in.append(buf, static_cast<size_t>(n));
+        } else {
+            const ssize_t n = ::recv(c.fd.get(), buf, want, 0);
+            if (n <= 0) return n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR);
+            c.in.append(buf, static_cast<size_t>(n));
+        }
+    }
+    return true;
+}
+
 }  // namespace
 
 struct HttpServer::Impl {
@@ -346,6 +369,7 @@ struct HttpServer::Impl {
     TimePoint next_sweep = TimePoint::max();
     bool listener_paused = false;
     std::unique_ptr<httplib::ThreadPool> workers;
+    std::atomic<size_t> lingering{0};  // workers waiting for a next request (at most half)
 
     // Connections workers are done with, for the loop to take back.
     std::mutex returned_mu;
@@ -363,6 +387,8 @@ struct HttpServer::Impl {
     bool take_request(Conn& c);
     void dispatch(Conn& c);
     void serve(Conn& c);
+    void serve_one(Conn& c);
+    bool next_request_here(Conn& c);
     void take_back();
     void refuse(Conn& c, int status, const std::string& detail);
     void drain(Conn& c);
@@ -731,8 +757,51 @@ void HttpServer::Impl::dispatch(Conn& c)
     });
 }
 
-// On a worker thread: the request is all in c.in.
+// On a worker thread: the request is all in c.in; then the next ones while
+// they come at once.
 void HttpServer::Impl::serve(Conn& c)
+{
+    c.read_ahead = false;
+    do serve_one(c);
+    while (next_request_here(c));
+}
+
+// After a kept response: the client's next request, if it arrives within
+// kLinger and whole (a plain GET, or a body already there), is served by this
+// worker. That saves handing the connection to the loop and back, two thread
+// wake-ups, which were most of a small read's cost. Anything else (partial,
+// refused, Expect) goes back to the loop with the bytes read, so a slow client
+// holds a thread kLinger at most; half the workers at most linger, so the
+// others take what the loop dispatches meanwhile.
+bool HttpServer::Impl::next_request_here(Conn& c)
+{
+    static constexpr auto kLinger = std::chrono::milliseconds(1);
+    if (!c.keep || stopping.load()) return false;
+    if (lingering.fetch_add(1) >= std::max<size_t>(1, o.worker_threads / 2)) {
+        --lingering;
+        return false;
+    }
+    struct Done {
+        std::atomic<size_t>& n;
+        ~Done() { --n; }
+    } done{lingering};
+    const TimePoint until = SteadyClock::now() + kLinger;
+    for (;;) {
+        c.read_ahead = true;
+        if (!read_at_hand(c, o.max_header_bytes + 1)) return false;
+        const size_t end = c.in.find("\r\n\r\n");
+        if (end != std::string::npos) {
+            const HeadFacts f = inspect_head(std::string_view(c.in).substr(0, end + 4), o.max_body);
+            c.need = end + 4 + f.content_length;
+            return !f.status && !f.expect_continue && c.in.size() >= c.need;
+        }
+        if (c.in.size() > o.max_header_bytes) return false;
+        if (!(c.ssl && SSL_pending(c.ssl.get()) > 0) && !wait_ready(c.fd.get(), POLLIN, until))
+            return false;
+    }
+}
+
+void HttpServer::Impl::serve_one(Conn& c)
 {
     RequestStream strm(c, c.in.substr(0, c.need), secs(o.write_timeout_seconds));
     c.in.erase(0, c.need);
@@ -771,7 +840,7 @@ void HttpServer::Impl::take_back()
         schedule(std::min(c.deadline, c.idle_deadline));
         watch(c, EPOLLIN);
         // A pipelined request, or TLS records already decrypted, raise no event.
-        if (!c.in.empty() || (c.ssl && SSL_pending(c.ssl.get()) > 0)) advance(c);
+        if (c.read_ahead || !c.in.empty() || (c.ssl && SSL_pending(c.ssl.get()) > 0)) advance(c);
     }
 }
 

@@ -6,9 +6,11 @@
 // address. Only then does a worker thread get the request, hand it to
 // cpp-httplib's request processing (routing, parsing, response writing) and
 // Service::handle(), write the response under a deadline, and give a
-// keep-alive connection back to the loop. So a slow or dripping client holds
-// a file descriptor and a few kilobytes, never a thread, and a normal request
-// never queues behind it.
+// keep-alive connection back to the loop, unless the client's next request
+// arrives whole within a millisecond (then the same worker serves it: no
+// hand-off to the loop and back). So a slow or dripping client holds a file
+// descriptor and a few kilobytes, a thread for that millisecond at most, and
+// a normal request never queues behind it.
 //
 // cpp-httplib 0.11 (Debian 12) cannot do this itself: its accept loop hands a
 // socket to a pool thread that runs the TLS handshake and reads with a
