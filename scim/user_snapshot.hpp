@@ -46,6 +46,7 @@ public:
     // The rendered users at `generation` (the store's, read by the caller) or
     // later, or null when they are not at hand (another thread is rebuilding
     // them, or the store failed): the caller then reads the store itself.
+    // `options` must be the same on every call (the service's, no projection).
     std::shared_ptr<const RenderedUsers> current(DirectoryStore& store,
                                                  const scim::RenderOptions& options,
                                                  int64_t generation);
