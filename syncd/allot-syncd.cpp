@@ -192,6 +192,10 @@ void log_report(const Options& opt, const SyncReport& rep)
         for (const auto& f : rep.applied.failed) log(Level::Error, "failed: " + f);
     }
     if (rep.status != SyncStatus::Ok) log(Level::Error, rep.message);
+    std::string phases;
+    for (const auto& [name, s] : rep.phase_seconds)
+        phases += (phases.empty() ? "" : ", ") + name + " " + std::to_string(s) + " s";
+    if (!phases.empty()) log(Level::Debug, "cycle phases: " + phases);
 }
 
 // Counts the cycle in the metrics and maps its status to the exit code.

@@ -9,11 +9,18 @@
 
 #include "compat/slurm_list.hpp"
 
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
+
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <deque>
+#include <filesystem>
 #include <map>
+#include <optional>
 #include <set>
 #include <type_traits>
 
@@ -51,6 +58,42 @@ private:
     std::vector<ListPtr> lists_;
 };
 
+long long ms_since(std::chrono::steady_clock::time_point t0)
+{
+    return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() -
+                                                                 t0)
+        .count();
+}
+
+// This process's open TCP sockets.
+std::set<int> tcp_sockets()
+{
+    std::set<int> out;
+    std::error_code ec;
+    for (const auto& e : std::filesystem::directory_iterator("/proc/self/fd", ec)) {
+        const int fd = atoi(e.path().filename().c_str());
+        int proto = 0;
+        socklen_t len = sizeof proto;
+        if (getsockopt(fd, SOL_SOCKET, SO_PROTOCOL, &proto, &len) == 0 && proto == IPPROTO_TCP)
+            out.insert(fd);
+    }
+    return out;
+}
+
+// libslurm sends each request as a 4-byte length then the body, on a socket
+// it opens without TCP_NODELAY: the body waits for slurmdbd's delayed ACK,
+// ~40 ms a call whatever its size. So the sockets `open` adds get it.
+template <typename Open>
+auto without_nagle(Open open)
+{
+    const std::set<int> before = tcp_sockets();
+    auto r = open();
+    const int one = 1;
+    for (int fd : tcp_sockets())
+        if (!before.count(fd)) setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    return r;
+}
+
 std::string str(const char* s)
 {
     return s ? s : "";
@@ -70,18 +113,22 @@ struct Slurmdb {
     std::map<uint32_t, std::string> tres_name;
     std::map<std::string, uint32_t> qos_id;
     std::map<uint32_t, std::string> qos_name;
+    // What read() saw on this connection: apply() plans its "=-1" clears
+    // against it instead of reading everything again (six round trips).
+    std::optional<AccountingState> last_read;
 
     ~Slurmdb() { close(); }
     void close()
     {
         if (conn) slurmdb_connection_close(&conn);
         conn = nullptr;
+        last_read.reset();
     }
     Result<bool> connect()
     {
         if (conn) return true;
         uint16_t flags = 0;
-        conn = slurmdb_connection_get(&flags);
+        conn = without_nagle([&] { return slurmdb_connection_get(&flags); });
         if (!conn) return make_error("cannot connect to slurmdbd: " + last_error());
         return load_tres();
     }
@@ -102,7 +149,8 @@ struct Slurmdb {
         });
         return true;
     }
-    Result<bool> load_qos_ids()
+    // `records`, when given, keeps the QOS list read (one round trip for both).
+    Result<bool> load_qos_ids(ListPtr* records = nullptr)
     {
         slurmdb_qos_cond_t cond;
         memset(&cond, 0, sizeof cond);
@@ -116,6 +164,7 @@ struct Slurmdb {
             qos_id[str(q->name)] = q->id;
             qos_name[q->id] = str(q->name);
         });
+        if (records) *records = std::move(l);
         return true;
     }
     Tres parse_tres(const char* s) const
@@ -215,16 +264,10 @@ QosSpec qos_spec(const Slurmdb& m, const slurmdb_qos_rec_t& q)
     return s;
 }
 
-Status read_qos(const Slurmdb& m, AccountingState& st)
+void read_qos(const Slurmdb& m, const ListPtr& qos, AccountingState& st)
 {
-    slurmdb_qos_cond_t cond;
-    memset(&cond, 0, sizeof cond);
-    cond.preempt_mode = NO_VAL16;
-    ListPtr qos(slurmdb_qos_get(m.conn, &cond));
-    if (!qos) return make_error(Errc::Unavailable, "reading QOS: " + last_error());
     for_each<slurmdb_qos_rec_t>(
         qos.get(), [&](slurmdb_qos_rec_t* q) { st.qos[str(q->name)] = qos_spec(m, *q); });
-    return ok_status();
 }
 
 Status read_accounts(const Slurmdb& m, AccountingState& st)
@@ -292,13 +335,21 @@ Result<AccountingState> SlurmdbStore::read()
 {
     Impl& m = *impl_;
     if (auto c = m.connect(); !c) return c.error();
-    if (auto q = m.load_qos_ids(); !q) {
+    const auto t0 = std::chrono::steady_clock::now();
+    ListPtr qos;
+    if (auto q = m.load_qos_ids(&qos); !q) {
         m.close();  // a dead connection is reopened next time
         return q.error();
     }
     AccountingState st;
-    for (auto step : {read_qos, read_accounts, read_assocs})
+    read_qos(m, qos, st);
+    for (auto step : {read_accounts, read_assocs})
         if (auto s = step(m, st); !s) return s.error();
+    // Each read costs ~45 ms even when empty (bench/sync-scale/README.md),
+    // hence as few as possible; -v shows the total.
+    syncd::log(syncd::Level::Debug, "slurmdbd: read " + std::to_string(st.assocs.size()) +
+                                        " associations in " + std::to_string(ms_since(t0)) + " ms");
+    m.last_read = st;
     return st;
 }
 
@@ -317,13 +368,6 @@ struct Batch {
     std::set<std::string> names;  // QOS added in this batch
     std::unique_ptr<Strings> keep = std::make_unique<Strings>();
 };
-
-long long ms_since(std::chrono::steady_clock::time_point t0)
-{
-    return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() -
-                                                                 t0)
-        .count();
-}
 
 // A modify that changed nothing is not a failure.
 bool modify_failed(const ListPtr& r)
@@ -389,22 +433,41 @@ private:
             m_.close();
             return make_error(Errc::Unavailable, "commit of QOS changes failed: " + last_error());
         }
-        auto ids = m_.load_qos_ids();
-        if (!ids) return ids.error();
+        qos_ids_stale_ = true;
         return ok_status();
+    }
+
+    // New QOS's ids are read once, when a later change needs them, not after
+    // each QOS batch and commit (a round trip each).
+    bool qos_ids_stale_ = false;
+    std::string refresh_qos_ids(const Change& c)
+    {
+        const bool needs =
+            c.op != ChangeOp::Remove && (c.kind == ChangeKind::Qos || c.kind == ChangeKind::Assoc);
+        if (!qos_ids_stale_ || !needs) return {};
+        auto ids = m_.load_qos_ids();
+        if (!ids) return ids.error().message;
+        qos_ids_stale_ = false;
+        return {};
+    }
+
+    std::string send_or_queue(const Change& c, Strings& keep)
+    {
+        switch (c.kind) {
+            case ChangeKind::Qos: return qos(c, keep);
+            case ChangeKind::Account: return account(c, keep);
+            case ChangeKind::User: return user(c, keep);
+            case ChangeKind::Assoc: return assoc(c, keep);
+        }
+        return {};
     }
 
     void apply_one(const Change& c)
     {
         Strings local;
         Strings& keep = c.op == ChangeOp::Add ? *batch_.keep : local;
-        std::string err;
-        switch (c.kind) {
-            case ChangeKind::Qos: err = qos(c, keep); break;
-            case ChangeKind::Account: err = account(c, keep); break;
-            case ChangeKind::User: err = user(c, keep); break;
-            case ChangeKind::Assoc: err = assoc(c, keep); break;
-        }
+        std::string err = refresh_qos_ids(c);
+        if (err.empty()) err = send_or_queue(c, keep);
         if (queued_) {
             queued_ = false;
             return;
@@ -461,8 +524,7 @@ private:
         const auto t0 = std::chrono::steady_clock::now();
         const int rc = send_batch();
         std::string err = rc == SLURM_SUCCESS ? "" : last_error(rc);
-        if (rc == SLURM_SUCCESS && batch_.kind == ChangeKind::Qos)
-            if (auto ids = m_.load_qos_ids(); !ids) err = ids.error().message;
+        if (rc == SLURM_SUCCESS && batch_.kind == ChangeKind::Qos) qos_ids_stale_ = true;
         static const char* kinds[] = {"QOS", "accounts", "users", "associations"};
         syncd::log(syncd::Level::Debug, "slurmdbd: added " + std::to_string(batch_.changes.size()) +
                                             " " + kinds[int(batch_.kind)] + " in " +
@@ -661,12 +723,17 @@ private:
 Result<ApplyReport> SlurmdbStore::apply(const Plan& plan)
 {
     Impl& m = *impl_;
-    if (auto c = m.connect(); !c) return c.error();
-    if (auto q = m.load_qos_ids(); !q) return q.error();
+    AccountingState current;
+    if (m.conn && m.last_read) {
+        current = std::move(*m.last_read);  // the plan was made from it
+    } else {
+        if (auto c = m.connect(); !c) return c.error();
+        if (auto q = m.load_qos_ids(); !q) return q.error();
+        if (auto cur = read(); cur) current = std::move(cur).value();
+    }
+    m.last_read.reset();
     syncd::log(syncd::Level::Info,
                "applying " + std::to_string(plan.changes.size()) + " changes to slurmdbd");
-    AccountingState current;
-    if (auto cur = read(); cur) current = std::move(cur).value();
     return Applier(m, std::move(current)).run(plan);
 }
 

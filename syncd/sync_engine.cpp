@@ -7,6 +7,7 @@
 #include "sync_engine.hpp"
 
 #include <algorithm>
+#include <chrono>
 
 namespace allot {
 namespace {
@@ -24,15 +25,30 @@ public:
     {
     }
 
+    // Times `step` as phase `name` of the report.
+    template <typename Step>
+    auto timed(const char* name, Step step)
+    {
+        const auto t0 = std::chrono::steady_clock::now();
+        auto r = step();
+        const std::chrono::duration<double> d = std::chrono::steady_clock::now() - t0;
+        rep_.phase_seconds.emplace_back(name, d.count());
+        return r;
+    }
+
     SyncReport run()
     {
-        if (!fetch_and_validate() || !refuse_empty_directory() || !refuse_cache_shrink())
+        if (!timed("fetch+validate", [&] { return fetch_and_validate(); }) ||
+            !refuse_empty_directory() || !refuse_cache_shrink())
             return std::move(rep_);
         // slurmdbd being away does not stop the caches (logins keep working);
         // a plan removing too much stops everything.
-        const bool have_accounting = wants_accounting() && read_accounting();
-        if (have_accounting && !refuse_large_removals()) return std::move(rep_);
-        if (publish_caches() && have_accounting) plan_and_apply();
+        const bool have_accounting =
+            wants_accounting() && timed("read accounting", [&] { return read_accounting(); });
+        if (have_accounting && !timed("removal guard", [&] { return refuse_large_removals(); }))
+            return std::move(rep_);
+        if (timed("publish caches", [&] { return publish_caches(); }) && have_accounting)
+            plan_and_apply();
         return std::move(rep_);
     }
 
@@ -166,10 +182,14 @@ private:
 
     void plan_and_apply()
     {
-        std::set<std::string> held;
-        for (const auto& u : rep_.directory.users)
-            if (!resolver_.resolves(u.name, u.uid)) held.insert(u.name);
-        rep_.plan = make_plan(desired_, current_, plan_options(std::move(held)));
+        std::set<std::string> held = timed("resolve users", [&] {
+            std::set<std::string> out;
+            for (const auto& u : rep_.directory.users)
+                if (!resolver_.resolves(u.name, u.uid)) out.insert(u.name);
+            return out;
+        });
+        rep_.plan = timed(
+            "plan", [&] { return make_plan(desired_, current_, plan_options(std::move(held))); });
         rep_.plan.notes.insert(rep_.plan.notes.begin(), desired_notes_.begin(),
                                desired_notes_.end());
         if (opt_.plan_only || rep_.plan.empty()) {
@@ -177,7 +197,7 @@ private:
             rep_.accounting_applied = !opt_.plan_only;
             return;
         }
-        auto applied = store_->apply(rep_.plan);
+        auto applied = timed("apply", [&] { return store_->apply(rep_.plan); });
         if (!applied) {
             fail(SyncStatus::AccountingError, "applying plan: " + applied.error().message);
             return;

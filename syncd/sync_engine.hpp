@@ -110,6 +110,9 @@ struct SyncReport {
     Error source_error;  // the code of a SourceError (a scim_source::Errc)
     // Users' private groups the source synthesised (userPrivateGroup), left out.
     size_t private_groups_skipped = 0;
+    // Wall time of each phase run ("fetch+validate", "read accounting", ...),
+    // in order, for -v: where a cycle's time goes.
+    std::vector<std::pair<std::string, double>> phase_seconds;
 };
 
 SyncReport run_sync(const Config& config, ScimSource& source, AccountingStore* store,

@@ -9,6 +9,9 @@
 #        PER_OBJECT_USERS=<n> PER_OBJECT_TEAMS=<t>: run B on a sample (t teams and
 #        their QOS, n of their users) and extrapolate linearly per object (said so
 #        in the output), because at ~0.8 s per sacctmgr call the full B takes hours.
+#        PARTS=A: only part A (for iterating on allot-syncd; no RESULT line).
+# The allot-syncd runs log at -v (phase and slurmdbd timings) into $W/a-*.log, kept
+# in KEEP_LOGS=<dir> when set.
 # Needs root (the lab); ports are picked free at run time.
 # Usage: bench/sync-scale/run.sh [BUILD_DIR]
 set -u
@@ -18,6 +21,7 @@ USERS=${USERS:-10000}
 TEAMS=${TEAMS:-500}
 PER_OBJECT_USERS=${PER_OBJECT_USERS:-$USERS}
 PER_OBJECT_TEAMS=${PER_OBJECT_TEAMS:-$TEAMS}
+PARTS=${PARTS:-ABC}
 LABDIR=$TOP/tests/lab
 SYNCD=$BUILD/syncd/allot-syncd
 [ -x "$SYNCD" ] || { echo "build allot-syncd first ($SYNCD)"; exit 1; }
@@ -108,10 +112,10 @@ echo "# sync-scale: $USERS users in $TEAMS groups/teams ($(nproc) cores), $(sacc
 { cat /etc/passwd; seq 0 $((USERS - 1)) | awk '{printf "bu%05d:x:%d:%d::/home/bu%05d:/bin/bash\n", $1, 100000 + $1, 100000 + $1, $1}'; } >"$W/passwd"
 S() { LD_PRELOAD=$(ls /usr/lib/*/libnss_wrapper.so | head -1) NSS_WRAPPER_PASSWD=$W/passwd NSS_WRAPPER_GROUP=/etc/group \
       "$SYNCD" -c "$W/allot.yaml" --lock-file "$W/run/lock" --state-file "$W/state" --no-caches "$@"; }
-t0=$(now); S --once -q >"$W/a-cold.log" 2>&1; rc=$?; t1=$(now)
+t0=$(now); S --once -v >"$W/a-cold.log" 2>&1; rc=$?; t1=$(now)
 cold=$(echo "$t1 - $t0" | bc)
 nusers=$(sacctmgr -n -P show user format=user | grep -c '^bu')
-t0=$(now); S --once -q >"$W/a-noop.log" 2>&1; rc2=$?; t1=$(now)
+t0=$(now); S --once -v >"$W/a-noop.log" 2>&1; rc2=$?; t1=$(now)
 noop=$(echo "$t1 - $t0" | bc)
 plan=$(S --plan 2>/dev/null | tail -1)
 t0=$(now); S --once -q --no-accounting >/dev/null 2>&1; t1=$(now)
@@ -119,6 +123,11 @@ fetch=$(echo "$t1 - $t0" | bc)
 echo "A allot-syncd cold converge: ${cold}s (rc $rc, $nusers users in slurmdbd)"
 echo "A allot-syncd no-op sync:    ${noop}s (rc $rc2; $plan)"
 echo "  of which SCIM fetch+validate alone: ${fetch}s"
+for run in cold noop; do
+    echo "  $run: $(grep -h 'cycle phases\|slurmdbd: ' "$W/a-$run.log" | sed 's/^allot-syncd: debug: //' | paste -sd';')"
+done
+[ -n "${KEEP_LOGS:-}" ] && mkdir -p "$KEEP_LOGS" && cp "$W"/a-*.log "$KEEP_LOGS"/
+[ "$PARTS" = A ] && exit 0
 
 # ---- B. one sacctmgr call per object ----------------------------------------
 lab
