@@ -358,7 +358,8 @@ private:
         if (!proj_.include.empty() || !proj_.exclude.empty() || q.cursor ||
             q.order != SortOrder::Ascending || (filter && !name))
             return std::nullopt;
-        auto set = rendered_.current(store_, ro_, generation_);
+        auto set = name ? rendered_.for_lookup(store_, ro_, generation_)
+                        : rendered_.current(store_, ro_, generation_);
         if (!set) return std::nullopt;
         std::vector<const RenderedUser*> named;
         if (name) {

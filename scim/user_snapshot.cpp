@@ -68,4 +68,20 @@ std::shared_ptr<const RenderedUsers> UserSnapshot::current(DirectoryStore& store
     return fresh;
 }
 
+std::shared_ptr<const RenderedUsers> UserSnapshot::for_lookup(DirectoryStore& store,
+                                                              const scim::RenderOptions& options,
+                                                              int64_t generation)
+{
+    if (auto set = cached(generation)) return set;
+    {
+        std::lock_guard<std::mutex> lock(mu_);
+        if (lookup_generation_ != generation) {
+            lookup_generation_ = generation;
+            lookup_misses_ = 0;
+        }
+        if (++lookup_misses_ < kLookupsBeforeRebuild) return nullptr;
+    }
+    return current(store, options, generation);
+}
+
 }  // namespace allot::scimd

@@ -50,15 +50,25 @@ public:
     std::shared_ptr<const RenderedUsers> current(DirectoryStore& store,
                                                  const scim::RenderOptions& options,
                                                  int64_t generation);
+    // The same for a single-user lookup (`userName eq`), which rebuilds only once the
+    // store has stayed at one generation for kLookupsBeforeRebuild lookups: an IdP that
+    // looks a name up and then creates it moves the generation between every two reads,
+    // and rendering every user for each would make a cheap lookup a directory's work.
+    std::shared_ptr<const RenderedUsers> for_lookup(DirectoryStore& store,
+                                                    const scim::RenderOptions& options,
+                                                    int64_t generation);
+    static constexpr uint32_t kLookupsBeforeRebuild = 32;
     uint64_t served() const { return served_; }    // reads answered from a current set
     uint64_t rebuilt() const { return rebuilt_; }  // sets rendered
 
 private:
     std::shared_ptr<const RenderedUsers> cached(int64_t generation);
 
-    std::mutex mu_;        // guards set_
+    std::mutex mu_;        // guards set_, lookup_generation_, lookup_misses_
     std::mutex build_mu_;  // one rebuild at a time
     std::shared_ptr<const RenderedUsers> set_;
+    int64_t lookup_generation_ = -1;  // lookups missed at this generation...
+    uint32_t lookup_misses_ = 0;      // ...this many times
     std::atomic<uint64_t> served_{0}, rebuilt_{0};
 };
 

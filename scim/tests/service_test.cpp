@@ -8,6 +8,7 @@
 #include "allot/json.hpp"
 #include "service.hpp"
 #include "test_util.hpp"
+#include "user_snapshot.hpp"
 #include "util.hpp"
 
 using namespace allot;
@@ -771,6 +772,35 @@ TEST_F(ServiceTest, PreRenderedUsersMatchTheStoreAfterEveryWrite)
     call("GET", "/scim/v2/Users?cursor=", "", "R");
     call("GET", "/scim/v2/Users?filter=userName eq \"dave\" or userName eq \"zed\"", "", "R");
     EXPECT_EQ(prerendered(), before);
+}
+
+// An IdP that looks each name up and then creates it moves the store's generation between
+// every two lookups: lookups then take the store's path and never render every user, and
+// only once the store stays at one generation do they come from the pre-rendered users.
+TEST_F(ServiceTest, LookupsBetweenWritesRenderNothing)
+{
+    auto metric = [&](const std::string& name) {
+        const std::string m = call("GET", "/metrics", "", "").body;
+        const std::string key = "\n" + name + " ";
+        return std::stoull(m.substr(m.find(key) + key.size()));
+    };
+    const uint64_t renders = metric("allot_scimd_user_renders_total");
+    for (int i = 0; i < 50; ++i) {
+        const std::string n = "idp" + std::to_string(i);
+        auto found = call("GET", "/scim/v2/Users?filter=userName eq \"" + n + "\"", "", "R");
+        ASSERT_EQ(found.status, 200);
+        ASSERT_NE(found.body.find("\"totalResults\":0"), std::string::npos) << found.body;
+        create_user(n);
+    }
+    EXPECT_EQ(metric("allot_scimd_user_renders_total"), renders);
+    const uint64_t fast = metric("allot_scimd_user_reads_prerendered_total");
+    for (uint32_t i = 0; i < 2 * UserSnapshot::kLookupsBeforeRebuild; ++i) {
+        auto found = call("GET", "/scim/v2/Users?filter=userName eq \"idp7\"", "", "R");
+        ASSERT_NE(found.body.find("\"totalResults\":1"), std::string::npos) << found.body;
+    }
+    EXPECT_EQ(metric("allot_scimd_user_renders_total"), renders + 1);
+    EXPECT_EQ(metric("allot_scimd_user_reads_prerendered_total"),
+              fast + UserSnapshot::kLookupsBeforeRebuild + 1);
 }
 
 // Tokens are cached by secret hash (token_cache.hpp), yet a revocation, by
