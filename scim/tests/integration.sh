@@ -94,7 +94,7 @@ check "the store keeps only token hashes" bash -c "! sqlite3 '$T/directory.db' '
 
 "$SCIMD" -c "$T/allot.yaml" serve --munge-socket "$T/munge/sock" 2> "$T/serve.log" &
 SPID=$!
-for _ in $(seq 50); do curl -s --cacert "$T/cert.pem" "$ISS/healthz" >/dev/null && break; sleep 0.1; done
+wait_for 60 "allot-scimd to answer" curl -s --cacert "$T/cert.pem" "$ISS/healthz"
 check "server is up with TLS" curl -sf --cacert "$T/cert.pem" "$ISS/healthz" -o /dev/null
 check "keys are 0600 in a 0700 dir" bash -c "[ \$(stat -c %a '$T/oidc') = 700 ] && [ -z \"\$(find '$T/oidc' -name '*.pem' ! -perm 600)\" ]"
 check "plain HTTP on the TLS port is refused" bash -c "! curl -sf http://127.0.0.1:$PORT/healthz -o /dev/null"
@@ -223,7 +223,7 @@ for s in socks:
 print("closed-by-server", closed, flush=True)
 EOF
 SLOWPID=$!
-for _ in $(seq 50); do grep -q opened "$T/slow.out" && break; sleep 0.1; done
+wait_for 60 "the slow clients to connect" grep -q opened "$T/slow.out"
 # Served while they hang: the answer arrives before the server has cut any of them
 # (no timing threshold; -m 5 only bounds a hung curl).
 R=$(C -m 5 "${AR[@]}" "$ISS/scim/v2/Users?filter=userName%20eq%20%22bob%22" | jq -r .totalResults)
@@ -283,7 +283,7 @@ stub_run() {  # $1: the kid the stub's JWKS publishes
     rm -rf "$T/stub-cache"; mkdir -p "$T/stub-cache"; chown alice "$T/stub-cache"; chmod 700 "$T/stub-cache"
     python3 "$T/stub.py" "$STUB_PORT" "$T/cert.pem" "$T/key.pem" "$1" > "$T/stub.out" 2>&1 &
     STUBPID=$!
-    for _ in $(seq 50); do grep -q ready "$T/stub.out" && break; sleep 0.1; done
+    wait_for 60 "the stand-in issuer" grep -q ready "$T/stub.out"
     "${AS_ALICE[@]}" "$KUBETOKEN" --issuer "https://127.0.0.1:$STUB_PORT" --audience it-kube --cacert "$T/cert.pem" \
         --munge-socket "$T/munge/sock" --cache-dir "$T/stub-cache" > "$T/stub-cred.json" 2>/dev/null
     kill "$STUBPID"; wait "$STUBPID" 2>/dev/null
@@ -343,8 +343,9 @@ print(base64.urlsafe_b64encode(b"{\"alg\":\"none\",\"typ\":\"JWT\"}").decode().r
         # rotation is oidc-rotation.sh's) + SIGHUP both keys are published and old tokens verify.
         S keys rotate --activate >/dev/null
         kill -HUP "$SPID"
-        sleep 0.5
-        check "after rotation the JWKS publishes old and new keys" test "$(C "$ISS/oidc/jwks" | jq '.keys | length')" = 2
+        jwks_lists() { [ "$(C "$ISS/oidc/jwks" | jq '.keys | length')" = "$1" ]; }
+        wait_for 60 "the reloaded JWKS" jwks_lists 2
+        check "after rotation the JWKS publishes old and new keys" jwks_lists 2
         NEWTOK=$(S oidc mint alice)
         jq -n --arg old "$ALICE_JWT" --arg new "$NEWTOK" '{good_old_key: $old, good_new_key: $new}' > "$T/cases2.json"
         check "relying party accepts tokens from both keys across a rotation" bash -c "cd '$T/rp' && NODE_EXTRA_CA_CERTS='$T/cert.pem' node verify.mjs '$ISS' it-kube '$T/cases2.json' > '$T/rp2.out' 2>&1"
