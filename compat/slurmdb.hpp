@@ -1,9 +1,16 @@
-// compat/slurmdb.hpp - slurmdbd's accounting records through libslurm's slurmdb API, as
-// allot-report reads them: one owned connection, and the few libslurm globals the
-// installed headers leave undeclared.
+// compat/slurmdb.hpp - slurmdbd through libslurm's slurmdb API, as allot-report and
+// allot-syncd use it: a connection without Nagle's delay, one owned connection, and the
+// few libslurm globals the installed headers leave undeclared.
 #pragma once
 
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
+
 #include <cstdint>
+#include <cstdlib>
+#include <filesystem>
+#include <set>
 
 #include "compat/slurm.hpp"
 
@@ -16,13 +23,42 @@ extern slurm_conf_t slurm_conf;
 
 namespace allot::slurm_compat {
 
+// This process's open TCP sockets.
+inline std::set<int> tcp_sockets()
+{
+    std::set<int> out;
+    std::error_code ec;
+    for (const auto& e : std::filesystem::directory_iterator("/proc/self/fd", ec)) {
+        const int fd = atoi(e.path().filename().c_str());
+        int proto = 0;
+        socklen_t len = sizeof proto;
+        if (getsockopt(fd, SOL_SOCKET, SO_PROTOCOL, &proto, &len) == 0 && proto == IPPROTO_TCP)
+            out.insert(fd);
+    }
+    return out;
+}
+
+// slurmdb_connection_get(), with TCP_NODELAY on the socket it opens. libslurm sends each
+// request as a 4-byte length and then the body on a socket without it, so the body waits
+// for slurmdbd's delayed ACK: ~40 ms a call whatever its size (bench/sync-scale/README.md).
+// libslurm gives no handle on its socket: the TCP sockets that appear during the call get it.
+inline void* connection_get_without_nagle(uint16_t* flags)
+{
+    const std::set<int> before = tcp_sockets();
+    void* conn = slurmdb_connection_get(flags);
+    const int one = 1;
+    for (int fd : tcp_sockets())
+        if (!before.count(fd)) setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    return conn;
+}
+
 // One persistent slurmdbd connection, closed once.
 class DbConnection {
 public:
     DbConnection()
     {
         uint16_t flags = 0;
-        conn_ = slurmdb_connection_get(&flags);
+        conn_ = connection_get_without_nagle(&flags);
     }
     ~DbConnection()
     {

@@ -8,18 +8,14 @@
 #include "syncd_support.hpp"
 
 #include "compat/slurm_list.hpp"
-
-#include <netinet/in.h>
-#include <netinet/tcp.h>
-#include <sys/socket.h>
+#include "compat/slurmdb.hpp"
 
 #include <algorithm>
 #include <chrono>
-#include <cstdlib>
 #include <cstring>
 #include <deque>
-#include <filesystem>
 #include <map>
+#include <memory>
 #include <optional>
 #include <set>
 #include <type_traits>
@@ -65,35 +61,6 @@ long long ms_since(std::chrono::steady_clock::time_point t0)
         .count();
 }
 
-// This process's open TCP sockets.
-std::set<int> tcp_sockets()
-{
-    std::set<int> out;
-    std::error_code ec;
-    for (const auto& e : std::filesystem::directory_iterator("/proc/self/fd", ec)) {
-        const int fd = atoi(e.path().filename().c_str());
-        int proto = 0;
-        socklen_t len = sizeof proto;
-        if (getsockopt(fd, SOL_SOCKET, SO_PROTOCOL, &proto, &len) == 0 && proto == IPPROTO_TCP)
-            out.insert(fd);
-    }
-    return out;
-}
-
-// libslurm sends each request as a 4-byte length then the body, on a socket
-// it opens without TCP_NODELAY: the body waits for slurmdbd's delayed ACK,
-// ~40 ms a call whatever its size. So the sockets `open` adds get it.
-template <typename Open>
-auto without_nagle(Open open)
-{
-    const std::set<int> before = tcp_sockets();
-    auto r = open();
-    const int one = 1;
-    for (int fd : tcp_sockets())
-        if (!before.count(fd)) setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-    return r;
-}
-
 std::string str(const char* s)
 {
     return s ? s : "";
@@ -115,7 +82,7 @@ struct Slurmdb {
     std::map<uint32_t, std::string> qos_name;
     // What read() saw on this connection: apply() plans its "=-1" clears
     // against it instead of reading everything again (six round trips).
-    std::optional<AccountingState> last_read;
+    std::unique_ptr<AccountingState> last_read;  // not std::optional: GCC 16 warns falsely
 
     ~Slurmdb() { close(); }
     void close()
@@ -128,7 +95,7 @@ struct Slurmdb {
     {
         if (conn) return true;
         uint16_t flags = 0;
-        conn = without_nagle([&] { return slurmdb_connection_get(&flags); });
+        conn = slurm_compat::connection_get_without_nagle(&flags);
         if (!conn) return make_error("cannot connect to slurmdbd: " + last_error());
         return load_tres();
     }
@@ -349,7 +316,7 @@ Result<AccountingState> SlurmdbStore::read()
     // hence as few as possible; -v shows the total.
     syncd::log(syncd::Level::Debug, "slurmdbd: read " + std::to_string(st.assocs.size()) +
                                         " associations in " + std::to_string(ms_since(t0)) + " ms");
-    m.last_read = st;
+    m.last_read = std::make_unique<AccountingState>(st);
     return st;
 }
 
