@@ -323,10 +323,11 @@ private:
     bool failed_ = false;
 };
 
-// Reads what is at hand into c.in, up to `limit` bytes, on a worker (no epoll,
-// no close: the loop does both once it has the connection back). false when
-// reading cannot go on here (end of stream, error, or TLS wants to write).
-bool read_at_hand(Conn& c, size_t limit)
+// How one pass of reading into c.in ended.
+enum class ReadEnd { Limit, WantRead, WantWrite, Gone };
+
+// Reads what is at hand into c.in, up to `limit` bytes.
+ReadEnd read_into(Conn& c, size_t limit)
 {
     char buf[16384];
     while (c.in.size() < limit) {
@@ -334,15 +335,31 @@ bool read_at_hand(Conn& c, size_t limit)
         if (c.ssl) {
             ERR_clear_error();
             const int n = SSL_read(c.ssl.get(), buf, static_cast<int>(want));
-            if (n <= 0) return SSL_get_error(c.ssl.get(), n) == SSL_ERROR_WANT_READ;
+            if (n <= 0) {
+                const int e = SSL_get_error(c.ssl.get(), n);
+                if (e == SSL_ERROR_WANT_READ) return ReadEnd::WantRead;
+                return e == SSL_ERROR_WANT_WRITE ? ReadEnd::WantWrite : ReadEnd::Gone;
+            }
             c.in.append(buf, static_cast<size_t>(n));
         } else {
             const ssize_t n = ::recv(c.fd.get(), buf, want, 0);
-            if (n <= 0) return n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR);
+            if (n <= 0)
+                return n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)
+                           ? ReadEnd::WantRead
+                           : ReadEnd::Gone;
             c.in.append(buf, static_cast<size_t>(n));
         }
     }
-    return true;
+    return ReadEnd::Limit;
+}
+
+// The same on a worker (no epoll, no close: the loop does both once it has the
+// connection back). false when reading cannot go on here (end of stream, error,
+// or TLS wants to write).
+bool read_at_hand(Conn& c, size_t limit)
+{
+    const ReadEnd end = read_into(c, limit);
+    return end == ReadEnd::Limit || end == ReadEnd::WantRead;
 }
 
 }  // namespace
@@ -595,41 +612,14 @@ bool HttpServer::Impl::handshake(Conn& c)
 // Reads what is available, up to `limit` bytes in c.in. false: the connection is gone.
 bool HttpServer::Impl::fill(Conn& c, size_t limit)
 {
-    char buf[16384];
-    while (c.in.size() < limit) {
-        const size_t want = std::min(sizeof buf, limit - c.in.size());
-        if (c.ssl) {
-            ERR_clear_error();
-            const int n = SSL_read(c.ssl.get(), buf, static_cast<int>(want));
-            if (n > 0) {
-                c.in.append(buf, static_cast<size_t>(n));
-                continue;
-            }
-            const int e = SSL_get_error(c.ssl.get(), n);
-            if (e == SSL_ERROR_WANT_READ) {
-                watch(c, EPOLLIN);
-                return true;
-            }
-            if (e == SSL_ERROR_WANT_WRITE) {
-                watch(c, EPOLLOUT);
-                return true;
-            }
-            close(c);
-            return false;
-        }
-        const ssize_t n = ::recv(c.fd.get(), buf, want, 0);
-        if (n > 0) {
-            c.in.append(buf, static_cast<size_t>(n));
-            continue;
-        }
-        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) {
-            watch(c, EPOLLIN);
-            return true;
-        }
-        close(c);  // EOF or error
-        return false;
+    switch (read_into(c, limit)) {
+        case ReadEnd::Limit: return true;
+        case ReadEnd::WantRead: watch(c, EPOLLIN); return true;
+        case ReadEnd::WantWrite: watch(c, EPOLLOUT); return true;
+        case ReadEnd::Gone: break;
     }
-    return true;
+    close(c);  // EOF or error
+    return false;
 }
 
 void HttpServer::Impl::refuse(Conn& c, int status, const std::string& detail)
