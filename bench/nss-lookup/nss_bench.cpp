@@ -3,7 +3,11 @@
 // /etc/passwd and once with "allot" on the same users' caches).
 //
 //   nss_bench N ITERATIONS [GETGROUPLIST_ITERATIONS]   (users are bench0..bench<N-1>, uid 200000+i,
-//                             groups benchg0.. gid 300000+i/10)
+//                             primary group benchg<i/10>, gid 300000+i/10)
+//       prints "N FIRST GETPWNAM GETPWUID GETGRGID MISSES GETGROUPLIST GRNAM_BIG GRGID_BIG" (ns);
+//       the last two are getgrnam_r and getgrgid_r of the shape's big groups, named by
+//       $ALLOT_BENCH_BIG = "PREFIX GID_BASE COUNT" (run.sh's realistic shape: "benchbig 400000
+//       N/500", the 500-member groups; unset: "benchg 300000 N/10"), ITERATIONS/10 calls each.
 //   nss_bench floor N ITERATIONS
 //   nss_bench replace N ROUNDS     (runs $ALLOT_BENCH_REPUBLISH, a shell command, each round)
 //   nss_bench first N 1            (only the first lookup: prints "first NS")
@@ -182,7 +186,31 @@ int main(int argc, char** argv)
         if (getgrouplist(names[size_t(i)].c_str(), primary, groups.data(), &count) < 1) ++misses;
     }
     const double bylist = ns_since(t) / double(glist_iters);
-    std::printf("%ld %.0f %.0f %.0f %.0f %ld %.0f\n", n, first, byname, byuid, bygid, misses,
-                bylist);
+    // The big groups (a 500-member group is what a getgrnam of a department costs).
+    char big_prefix[64] = "benchg";
+    long big_base = 300000, big_count = std::max(1L, n / 10);
+    if (const char* big = std::getenv("ALLOT_BENCH_BIG"); big && *big)
+        if (std::sscanf(big, "%63s %ld %ld", big_prefix, &big_base, &big_count) != 3 ||
+            big_count < 1)
+            return 2;
+    const long big_iters = std::max(1L, iters / 10);
+    std::vector<std::string> big_names;
+    for (long i = 0; i < big_iters; ++i)
+        big_names.push_back(big_prefix + std::to_string(picks[size_t(i)] % big_count));
+    t = Clock::now();
+    for (long i = 0; i < big_iters; ++i) {
+        int rc;
+        while ((rc = getgrnam_r(big_names[size_t(i)].c_str(), &gr, buf.data(), buf.size(),
+                                &gout)) == ERANGE)
+            buf.resize(buf.size() * 2);
+        if (rc != 0 || !gout) ++misses;
+    }
+    const double bigname = ns_since(t) / double(big_iters);
+    t = Clock::now();
+    for (long i = 0; i < big_iters; ++i)
+        if (!grgid(gid_t(big_base + picks[size_t(i)] % big_count))) ++misses;
+    const double biggid = ns_since(t) / double(big_iters);
+    std::printf("%ld %.0f %.0f %.0f %.0f %ld %.0f %.0f %.0f\n", n, first, byname, byuid, bygid,
+                misses, bylist, bigname, biggid);
     return misses ? 1 : 0;
 }

@@ -31,7 +31,10 @@ mkdir -p "$R/opt/nss-bench/lib"
 cp "$W/nss_bench" "$R/opt/nss-bench/"
 cp "$W/lib/libnss_allot.so.2" "$R/opt/nss-bench/lib/"
 in_root() { chroot "$R" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF-8 "$@"; }
-bench() { in_root LD_LIBRARY_PATH=/opt/nss-bench/lib /opt/nss-bench/nss_bench "$n" "$it" "$gl"; }
+bench() {
+    in_root LD_LIBRARY_PATH=/opt/nss-bench/lib ALLOT_BENCH_BIG="${ALLOT_BENCH_BIG:-}" \
+        /opt/nss-bench/nss_bench "$n" "$it" "$gl"
+}
 # One lookup by another process before the measured one: the root was just mounted and a
 # node's is not (run.sh's run_ns); the daemons' cold pass does the same for theirs.
 warm() { in_root LD_LIBRARY_PATH=/opt/nss-bench/lib getent passwd bench0 > /dev/null || true; }

@@ -1,8 +1,13 @@
 #!/bin/bash
 # bench/nss-lookup/run.sh - libnss_allot vs the peers sites run, same users, one run.
 #
-# For N = 10,000 and 100,000 users (groups of 10), builds an /etc/passwd and
-# /etc/group with those users, the same users in libnss-cache's files
+# For N = 10,000 and 100,000 users (SIZES="10000 100000"), builds an /etc/passwd and
+# /etc/group with those users and groups of the shape GROUP_SHAPE says (not GROUPS, which is
+# bash's own): "realistic" (the default, issue 18's): N/10 groups benchg<g> (gid 300000+g) of
+# 190 members and N/500 groups benchbig<k> (gid 400000+k) of 500 members, every user bench<i>
+# a member of 20 groups (19 benchg, one of them its primary group benchg<i/10>, and
+# benchbig<i/500>); "ten" (until 2026-12-04): N/10 groups of 10, each user a member of its
+# primary group only. The same users in libnss-cache's files
 # (/etc/passwd.cache, /etc/group.cache and their sorted indexes, written as nsscache
 # writes them: nsscache-index.py) and allot caches of the same users, then runs
 # nss_bench in a private mount namespace once per module: "files" over the big files
@@ -19,13 +24,15 @@
 # module called directly (nss_bench floor: what of allot's steady figure is glibc's own per-call
 # work) and the first lookup after the writer republishes under a running process.
 # The closing RESULT line gives allot's first lookup at 100,000 users (us, host) and, over every
-# figure (first lookup, getpwnam, getpwuid, getgrgid, getgrouplist at both sizes, both envs;
+# figure (first lookup, getpwnam, getpwuid, getgrgid, getgrouplist, getgrnam and getgrgid of the
+# big groups (the 500-member ones; in "ten" the groups of 10) at both sizes, both envs;
 # ratios only within one env), the worst ratio of allot's time to the fastest peer's; peers=
 # names the peers measured (sss and nscd only when they answered at both sizes).
 # Needs libnss-cache on the host; for sss/nscd the cached root
 # ${ALLOT_CHROOT_CACHE:-/var/cache/allot}/chroot-bookworm and, once, Debian's archive (the
 # packages are kept in ${ALLOT_NSS_PEERS_DIR:-/var/tmp/allot-nss-peers}); without them the
-# daemons are left out and said so.
+# daemons are left out and said so. ALLOT_NSS_DEB12_MAX_USERS=N measures env deb12 only up to N
+# users (nscd's first pass at 100,000 realistic users scans a 22 MB /etc/group per miss).
 # Root only (mount namespaces). Usage: bench/nss-lookup/run.sh [BUILD_DIR]
 set -eu
 # shellcheck disable=SC1091
@@ -38,6 +45,9 @@ W=$HARNESS_TMP
 g++ -std=c++17 -O2 -o "$W/nss_bench" "$HERE/nss_bench.cpp" -ldl
 mkdir -p "$W/lib"
 cp "$B/plugins/nss/.libs/libnss_allot.so.2" "$W/lib/"
+
+GROUP_SHAPE=${GROUP_SHAPE:-realistic}
+case $GROUP_SHAPE in realistic | ten) ;; *) echo "GROUP_SHAPE is realistic or ten"; exit 2 ;; esac
 
 run_ns() {  # run_ns <files|cache|allot> <N> <iters> <getgrouplist iters | floor | replace | first>
     local mode=$1 n=$2 it=$3 gl=$4
@@ -102,18 +112,21 @@ us() { LC_ALL=C awk -v a="$1" 'BEGIN { printf "%.1f\n", a / 1000 }'; }
 best() { LC_ALL=C awk -v a="$1" -v b="$2" 'BEGIN { print (b == "" || a < b ? a : b) }'; }
 worst=0
 declare -A V  # V[env/n/mode] = "first name uid gid gl" (ns)
-printf '%-8s %-7s %-10s %12s %14s %14s %14s %16s\n' users env module "first(us)" "getpwnam(ns)" \
-    "getpwuid(ns)" "getgrgid(ns)" "getgrouplist(ns)"
-row() {  # row N ENV MODE first name uid gid gl
-    printf '%-8s %-7s %-10s %12.1f %14.0f %14.0f %14.0f %16.0f\n' "$1" "$2" "$3" "$(us "$4")" "$5" "$6" "$7" "$8"
+echo "groups: $GROUP_SHAPE"
+printf '%-8s %-7s %-10s %12s %14s %14s %14s %16s %14s %14s\n' users env module "first(us)" "getpwnam(ns)" \
+    "getpwuid(ns)" "getgrgid(ns)" "getgrouplist(ns)" "grnam-big(ns)" "grgid-big(ns)"
+row() {  # row N ENV MODE first name uid gid gl grnam-big grgid-big
+    printf '%-8s %-7s %-10s %12.1f %14.0f %14.0f %14.0f %16.0f %14.0f %14.0f\n' "$1" "$2" "$3" \
+        "$(us "$4")" "$5" "$6" "$7" "$8" "$9" "${10}"
 }
-# take N ENV MODE LINE: records nss_bench's line "n first name uid gid misses gl" and prints it
+# take N ENV MODE LINE: records nss_bench's line "n first name uid gid misses gl bigname biggid"
+# and prints it
 take() {
-    local n=$1 env=$2 mode=$3 first name uid gid gl
-    read -r _ first name uid gid _ gl <<<"$4"
-    [ -n "$gl" ] || { echo "$n $env $mode: no figures (see $W/peers.log)"; return 1; }
-    V[$env/$n/$mode]="$first $name $uid $gid $gl"
-    row "$n" "$env" "$mode" "$first" "$name" "$uid" "$gid" "$gl"
+    local n=$1 env=$2 mode=$3 first name uid gid gl bn bg
+    read -r _ first name uid gid _ gl bn bg <<<"$4"
+    [ -n "$bg" ] || { echo "$n $env $mode: no figures (see $W/peers.log)"; return 1; }
+    V[$env/$n/$mode]="$first $name $uid $gid $gl $bn $bg"
+    row "$n" "$env" "$mode" "$first" "$name" "$uid" "$gid" "$gl" "$bn" "$bg"
 }
 # take_host MODE N ITERS GL: take for env host, with "first" the median of 7 fresh processes
 # (one sample moves 2-4x with the load; each process in a namespace of its own, as run_ns makes)
@@ -131,33 +144,51 @@ compare() {
     for p in "$@"; do
         [ -n "${V[$env/$n/$p]:-}" ] || continue
         read -r -a r <<<"${V[$env/$n/$p]}"
-        for i in 0 1 2 3 4; do b[i]=$(best "${r[i]}" "${b[i]:-}"); done
+        for i in 0 1 2 3 4 5 6; do b[i]=$(best "${r[i]}" "${b[i]:-}"); done
     done
-    printf '%-8s %-7s %-10s %12s %14s %14s %14s %16s\n' "$n" "$env" "best/allot" \
+    printf '%-8s %-7s %-10s %12s %14s %14s %14s %16s %14s %14s\n' "$n" "$env" "best/allot" \
         "$(ratio "${b[0]}" "${a[0]}")" "$(ratio "${b[1]}" "${a[1]}")" "$(ratio "${b[2]}" "${a[2]}")" \
-        "$(ratio "${b[3]}" "${a[3]}")" "$(ratio "${b[4]}" "${a[4]}")"
-    for i in 0 1 2 3 4; do
+        "$(ratio "${b[3]}" "${a[3]}")" "$(ratio "${b[4]}" "${a[4]}")" "$(ratio "${b[5]}" "${a[5]}")" \
+        "$(ratio "${b[6]}" "${a[6]}")"
+    for i in 0 1 2 3 4 5 6; do
         worst=$(LC_ALL=C awk -v w="$worst" -v r="$(ratio "${a[i]}" "${b[i]}")" 'BEGIN { print (r > w ? r : w) }')
     done
 }
 measured="files,cache"
-for n in 10000 100000; do
+for n in ${SIZES:-10000 100000}; do
     mkdir -p "$W/$n/up/allot" "$W/$n/etcup"
-    { cat /etc/passwd; awk -v n=$n 'BEGIN{for(i=0;i<n;i++) printf "bench%d:x:%d:%d:Bench User %d:/home/bench%d:/bin/bash\n", i, 200000+i, 300000+int(i/10), i, i}'; } > "$W/$n/passwd"
-    { cat /etc/group; awk -v n=$n 'BEGIN{for(g=0;g<n/10;g++){ m=""; for(j=0;j<10;j++) m=m (j?",":"") "bench" (g*10+j); printf "benchg%d:x:%d:%s\n", g, 300000+g, m}}'; } > "$W/$n/group"
+    { cat /etc/passwd; awk -v n="$n" 'BEGIN{for(i=0;i<n;i++) printf "bench%d:x:%d:%d:Bench User %d:/home/bench%d:/bin/bash\n", i, 200000+i, 300000+int(i/10), i, i}'; } > "$W/$n/passwd"
+    if [ "$GROUP_SHAPE" = ten ]; then
+        { cat /etc/group; awk -v n="$n" 'BEGIN{for(g=0;g<n/10;g++){ m=""; for(j=0;j<10;j++) m=m (j?",":"") "bench" (g*10+j); printf "benchg%d:x:%d:%s\n", g, 300000+g, m}}'; } > "$W/$n/group"
+        export ALLOT_BENCH_BIG="benchg 300000 $((n / 10))"
+    else
+        # benchg<g> holds the 10 users of primary group (g - k*s) mod G for k = 0..18 (s = G/20:
+        # 19 distinct groups of 10), so user i is in benchg<(i/10 + k*s) mod G>; then the
+        # 500-member benchbig<k>. N must be a multiple of 500.
+        # shellcheck disable=SC2016
+        { cat /etc/group; awk -v n="$n" 'BEGIN{G=n/10; s=int(G/20)
+            for(g=0;g<G;g++){ m=""; for(k=0;k<19;k++){ b=((g-k*s)%G+G)%G; for(j=0;j<10;j++) m=m (m==""?"":",") "bench" (b*10+j) }
+                printf "benchg%d:x:%d:%s\n", g, 300000+g, m }
+            for(t=0;t<n/500;t++){ m=""; for(j=0;j<500;j++) m=m (j?",":"") "bench" (t*500+j); printf "benchbig%d:x:%d:%s\n", t, 400000+t, m }}'; } > "$W/$n/group"
+        export ALLOT_BENCH_BIG="benchbig 400000 $((n / 500))"
+    fi
     grep '^bench' "$W/$n/passwd" > "$W/$n/passwd.only"
-    grep '^benchg' "$W/$n/group" > "$W/$n/group.only"
+    grep -E '^bench(g|big)[0-9]' "$W/$n/group" > "$W/$n/group.only"
     "$B/plugins/nss/allot-make-cache" "$W/$n/up/allot" "$W/$n/passwd.only" "$W/$n/group.only"
     cp "$W/$n/passwd.only" "$W/$n/etcup/passwd.cache"
     cp "$W/$n/group.only" "$W/$n/etcup/group.cache"
     "$HERE/nsscache-index.py" passwd "$W/$n/etcup/passwd.cache"
     "$HERE/nsscache-index.py" group "$W/$n/etcup/group.cache"
     it_files=$(( n >= 100000 ? 300 : 2000 ))
+    # libnss-cache's getgrouplist reads the whole group.cache: in the realistic shape 20 times
+    # the memberships of "ten", so a tenth of the calls.
+    it_cache_gl=$it_files
+    [ "$GROUP_SHAPE" = ten ] || it_cache_gl=$((it_files / 10))
     # The daemons' first pass goes to files for every name it has not seen: fewer lookups.
     it_daemon=20000
     # libnss-cache has no initgroups_dyn: glibc enumerates every group through it.
     take_host files $n $it_files $it_files
-    take_host cache $n 200000 $it_files
+    take_host cache $n 200000 $it_cache_gl
     take_host allot $n 200000 20000
     # Not compared: how much of allot's steady getpwuid is glibc's own (module_floor.cpp).
     read -r _ fg_hit fg_miss fm_hit fm_miss <<<"$(run_ns allot $n 200000 floor)"
@@ -172,12 +203,14 @@ for n in 10000 100000; do
     compare $n host files cache
     [ "$n" = 100000 ] && first_100k=$(us "${V[host/$n/allot]%% *}")
     [ "$daemons" = 1 ] || continue
+    [ "$n" -le "${ALLOT_NSS_DEB12_MAX_USERS:-$n}" ] ||
+        { echo "$n users: env deb12 not measured (ALLOT_NSS_DEB12_MAX_USERS)"; continue; }
     # The big files are this root's own /etc/passwd and /etc/group plus the users.
     { cat "$PEERS_LOWER/etc/passwd"; grep '^bench' "$W/$n/passwd"; } > "$W/$n/passwd.deb12"
-    { cat "$PEERS_LOWER/etc/group"; grep '^benchg' "$W/$n/group"; } > "$W/$n/group.deb12"
+    { cat "$PEERS_LOWER/etc/group"; grep -E '^bench(g|big)[0-9]' "$W/$n/group"; } > "$W/$n/group.deb12"
     mv "$W/$n/passwd.deb12" "$W/$n/passwd" && mv "$W/$n/group.deb12" "$W/$n/group"
     take $n deb12 files "$(peer_ns files $n $it_files $it_files)" || true
-    take $n deb12 cache "$(peer_ns cache $n 200000 $it_files)" || true
+    take $n deb12 cache "$(peer_ns cache $n 200000 $it_cache_gl)" || true
     take $n deb12 allot "$(peer_ns allot $n 200000 20000)" || true
     for d in nscd sss; do
         out=$(peer_ns $d $n $it_daemon $it_daemon) || true
@@ -190,4 +223,4 @@ grep -h -e 'answered after' -e '^peer-run.sh' "$W/peers.log" 2>/dev/null || true
 for d in sss nscd; do
     [ -n "${V[deb12/10000/$d]:-}" ] && [ -n "${V[deb12/100000/$d]:-}" ] && measured="$measured,$d"
 done
-result nss-lookup first_lookup_us_100k="$first_100k" allot_over_best_peer="$worst" peers=$measured
+result nss-lookup first_lookup_us_100k="${first_100k:-}" allot_over_best_peer="$worst" peers=$measured
