@@ -1140,9 +1140,22 @@ struct LocalTable {
     size_t name_count;
     size_t id_count;
     bool unknown;  // unreadable or too large: every answer is Unknown
+    // One bit per name, at name_bit(): a clear bit proves a name is not in the file without
+    // the binary search (a 500-member group asks about each member, a few local names match).
+    uint64_t name_filter[4];
 };
 
 namespace {
+
+// The name's bit in LocalTable::name_filter: its length and first and last bytes, three
+// loads (a hash of every byte would cost what the binary search it saves costs).
+unsigned name_bit(const char* name, size_t len)
+{
+    if (len == 0) return 0;
+    const unsigned first = static_cast<unsigned char>(name[0]);
+    const unsigned last = static_cast<unsigned char>(name[len - 1]);
+    return (first * 31u + unsigned(len) * 7u + last) & 255u;
+}
 
 void table_free(LocalTable* t)
 {
@@ -1219,6 +1232,8 @@ bool index_lines(LocalTable* t, size_t size)
         const size_t name_len = c1 ? size_t(c1 - line) : len;
         if (name_len == 0) continue;
         t->names[t->name_count++] = StrRef{uint32_t(line - t->text), uint32_t(name_len)};
+        const unsigned bit = name_bit(line, name_len);
+        t->name_filter[bit / 64] |= uint64_t(1) << (bit % 64);
         if (!c1) continue;
         const char* rest = c1 + 1;
         const size_t rest_len = len - name_len - 1;
@@ -1325,6 +1340,8 @@ LocalTable* current_table(LocalFile& f)
 
 bool table_has_name(const LocalTable& t, const char* name, size_t len)
 {
+    const unsigned bit = name_bit(name, len);
+    if (!(t.name_filter[bit / 64] & (uint64_t(1) << (bit % 64)))) return false;
     size_t lo = 0, hi = t.name_count;
     while (lo < hi) {
         const size_t mid = lo + (hi - lo) / 2;

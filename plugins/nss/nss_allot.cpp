@@ -213,14 +213,14 @@ nss_status fill_passwd(const UserView& u, passwd* pw, char* buf, size_t len, int
     return NSS_STATUS_SUCCESS;
 }
 
-// gr_mem lists the group's members that are not local accounts.
+// gr_mem lists the group's members that are not local accounts. Room for a pointer per
+// member is taken up front, so each member is checked once (a local member's pointer is
+// left unused: 8 bytes of the caller's buffer).
 nss_status fill_group(const Local& l, const GroupView& g, group* gr, char* buf, size_t len,
                       int* errnop)
 {
-    size_t kept = 0;
-    for (uint32_t i = 0; i < g.member_count; ++i) kept += member_allowed(l, group_member(g, i));
     Buffer b(buf, len);
-    char** mem = b.ptrs(kept + 1);
+    char** mem = b.ptrs(size_t(g.member_count) + 1);
     gr->gr_name = mem ? b.str(g.name) : nullptr;
     gr->gr_passwd = gr->gr_name ? b.str(kStar) : nullptr;
     if (!gr->gr_passwd) {
