@@ -119,6 +119,21 @@ SectionEntry section(const std::string& img, SectionId id)
     return SectionEntry{};
 }
 
+// Rewrites the section table entry of `id` in `img` with `edit` (the checksums are left
+// for the caller: rechecksum).
+template <typename Edit>
+void edit_section(std::string& img, SectionId id, Edit edit)
+{
+    const FileHeader h = read_at<FileHeader>(img, 0);
+    for (uint32_t i = 0; i < h.section_count; ++i) {
+        const uint64_t at = sizeof(FileHeader) + i * sizeof(SectionEntry);
+        auto e = read_at<SectionEntry>(img, at);
+        if (e.id != static_cast<uint32_t>(id)) continue;
+        edit(e);
+        write_at(img, at, e);
+    }
+}
+
 TEST(IdentityCache, PasswdRoundTripAndExactNames)
 {
     const auto img = sample();
@@ -664,13 +679,7 @@ TEST(IdentityCacheLookupMode, CorruptHashTablesEndAndRefuse)
     {  // a hash table whose size is not a power of two, or leaves no room: refused when mapped
         for (const uint64_t slots : {uint64_t(0), uint64_t(2), uint64_t(6)}) {
             std::string b = img.passwd;
-            const FileHeader h = read_at<FileHeader>(b, 0);
-            for (uint32_t i = 0; i < h.section_count; ++i) {
-                const uint64_t at = sizeof(FileHeader) + i * sizeof(SectionEntry);
-                auto e = read_at<SectionEntry>(b, at);
-                if (e.id == uint32_t(SectionId::NameHash)) e.count = slots;
-                write_at(b, at, e);
-            }
+            edit_section(b, SectionId::NameHash, [&](SectionEntry& e) { e.count = slots; });
             rechecksum(b);
             const char* why = nullptr;
             EXPECT_EQ(lookup_open(b, Kind::Passwd, &why), nullptr) << slots;
@@ -679,13 +688,7 @@ TEST(IdentityCacheLookupMode, CorruptHashTablesEndAndRefuse)
     }
     {  // sections overlapping: the id index laid over the name index
         std::string b = img.passwd;
-        const FileHeader h = read_at<FileHeader>(b, 0);
-        for (uint32_t i = 0; i < h.section_count; ++i) {
-            const uint64_t at = sizeof(FileHeader) + i * sizeof(SectionEntry);
-            auto e = read_at<SectionEntry>(b, at);
-            if (e.id == uint32_t(SectionId::IdIndex)) e.offset = names.offset;
-            write_at(b, at, e);
-        }
+        edit_section(b, SectionId::IdIndex, [&](SectionEntry& e) { e.offset = names.offset; });
         rechecksum(b);
         SnapPtr s(lookup_open(b, Kind::Passwd));
         ASSERT_NE(s.p, nullptr);
@@ -697,13 +700,7 @@ TEST(IdentityCacheLookupMode, CorruptHashTablesEndAndRefuse)
     }
     {  // the id hash laid over the name hash: its keys are not ids, uids go unanswered
         std::string b = img.passwd;
-        const FileHeader h = read_at<FileHeader>(b, 0);
-        for (uint32_t i = 0; i < h.section_count; ++i) {
-            const uint64_t at = sizeof(FileHeader) + i * sizeof(SectionEntry);
-            auto e = read_at<SectionEntry>(b, at);
-            if (e.id == uint32_t(SectionId::IdHash)) e.offset = nhash.offset;
-            write_at(b, at, e);
-        }
+        edit_section(b, SectionId::IdHash, [&](SectionEntry& e) { e.offset = nhash.offset; });
         rechecksum(b);
         SnapPtr s(lookup_open(b, Kind::Passwd));
         ASSERT_NE(s.p, nullptr);
