@@ -103,13 +103,13 @@ std::optional<IndexedRun> read_run(Reader& rd)
     return ir;
 }
 
-Error cut_short()
+}  // namespace
+
+Error runs_cut_short()
 {
     return make_error(Errc::SlurmdbdDown,
                       "the second reader process ended without handing over its records");
 }
-
-}  // namespace
 
 std::string encode_runs(const std::vector<IndexedRun>& runs)
 {
@@ -135,25 +135,25 @@ Result<std::vector<IndexedRun>> decode_runs(std::string_view bytes)
 {
     Reader rd(bytes);
     uint8_t status = 0;
-    if (!rd.num(status)) return cut_short();
+    if (!rd.num(status)) return runs_cut_short();
     if (status == kFailure) {
         int32_t code = 0;
         std::string detail;
         if (!rd.num(code) || !rd.str(detail) || !rd.at_end() || code <= 0 ||
             code > static_cast<int32_t>(Errc::Output))
-            return cut_short();
+            return runs_cut_short();
         return make_error(static_cast<Errc>(code), detail);
     }
     uint64_t count = 0;
-    if (status != kRecords || !rd.num(count)) return cut_short();
+    if (status != kRecords || !rd.num(count)) return runs_cut_short();
     std::vector<IndexedRun> runs;
     // A count is only believed as far as the bytes go: no reserve() from it.
     for (uint64_t i = 0; i < count; ++i) {
         auto r = read_run(rd);
-        if (!r) return cut_short();
+        if (!r) return runs_cut_short();
         runs.push_back(std::move(*r));
     }
-    if (!rd.at_end()) return cut_short();
+    if (!rd.at_end()) return runs_cut_short();
     return runs;
 }
 

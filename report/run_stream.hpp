@@ -29,5 +29,7 @@ std::string encode_failure(const Error& error);
 // The runs, the error the other process sent, or SlurmdbdDown when the bytes are cut
 // short or malformed (the process died mid-way).
 Result<std::vector<IndexedRun>> decode_runs(std::string_view bytes);
+// That SlurmdbdDown error: the other process did not hand over its records.
+Error runs_cut_short();
 
 }  // namespace allot::report

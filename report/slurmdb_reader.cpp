@@ -237,7 +237,7 @@ public:
         const int status = reap();
         auto runs = decode_runs(bytes);
         if (runs && !(WIFEXITED(status) && WEXITSTATUS(status) == 0))
-            return decode_runs({});  // records, but no clean exit: not believed
+            return runs_cut_short();  // records, but no clean exit: not believed
         return runs;
     }
 
