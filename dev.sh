@@ -69,9 +69,11 @@ summarize() {
         log=${trs%.trs}.log
         p=$(grep -cE '^\[       OK \]|^ok - ' "$log" 2>/dev/null || true)
         f=$(grep -cE '^\[  FAILED  \] [A-Za-z]+\.[A-Za-z]+ \(|^not ok - ' "$log" 2>/dev/null || true)
-        if [ "${f:-0}" = 0 ] && grep -qE '^:test-result: (FAIL|ERROR)' "$trs"; then f=1; fi
+        if grep -qE '^:test-result: (FAIL|ERROR)' "$trs"; then
+            failed_logs+=("$log")
+            [ "${f:-0}" = 0 ] && f=1
+        fi
         passed=$((passed + ${p:-0})) failed=$((failed + ${f:-0}))
-        if grep -qE '^:test-result: (FAIL|ERROR)' "$trs"; then failed_logs+=("$log"); fi
     done < <(find . -path './allot-*' -prune -o -name '*.trs' -print)
     # CI keeps only this output: a failed test's own words, not just its name.
     [ "${1:-}" = --tails ] || failed_logs=()
