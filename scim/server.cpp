@@ -82,6 +82,7 @@ enum class Phase {
     Headers,    // waiting for the end of the header block
     Body,       // waiting for Content-Length bytes
     Busy,       // a worker owns it
+    Write,      // the loop answered; sending what the socket did not take at once
     Drain,      // an error was answered; discard what the client still sends, then close
 };
 
@@ -102,7 +103,9 @@ struct Conn {
     TimePoint deadline{};  // of the current phase
     TimePoint idle_deadline = TimePoint::max();  // keep-alive: first byte of the next request
     uint32_t events = 0;                         // current epoll interest (0: not registered)
-    bool keep = false;        // set by the worker: the connection may serve another request
+    std::string out;                             // Phase::Write: the answer made on the loop...
+    size_t out_done = 0;                         // ...and how much of it went
+    bool keep = false;        // set with an answer: the connection may serve another request
     bool read_ahead = false;  // the worker read from it after its last response
 };
 
@@ -236,6 +239,26 @@ bool wait_ready(int fd, short events, TimePoint deadline)
     }
 }
 
+// One write without waiting: bytes written (>0); 0 when the socket cannot take
+// any now (wait_for: the poll event to wait for); -1 when it failed.
+ssize_t write_at_hand(Conn& c, const char* p, size_t n, short& wait_for)
+{
+    if (c.ssl) {
+        ERR_clear_error();
+        const int w = SSL_write(c.ssl.get(), p, static_cast<int>(std::min<size_t>(n, 1 << 30)));
+        if (w > 0) return w;
+        const int e = SSL_get_error(c.ssl.get(), w);
+        if (e != SSL_ERROR_WANT_READ && e != SSL_ERROR_WANT_WRITE) return -1;
+        wait_for = e == SSL_ERROR_WANT_READ ? POLLIN : POLLOUT;
+        return 0;
+    }
+    const ssize_t w = ::send(c.fd.get(), p, n, MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (w > 0) return w;
+    if (w < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) return -1;
+    wait_for = POLLOUT;
+    return 0;
+}
+
 // The stream a worker hands to httplib: reads come from the request bytes the
 // loop collected; writes (httplib writes the head and the body separately)
 // are collected and go out in one piece by flush(), one TLS record and one
@@ -248,6 +271,7 @@ public:
     {
     }
     bool failed() const { return failed_; }
+    std::string take_output() { return std::move(out_); }
 
     bool is_readable() const override { return pos_ < request_.size(); }
     bool writable() const override { return !failed_; }
@@ -295,22 +319,9 @@ private:
     ssize_t write_some(const char* p, size_t n, TimePoint deadline)
     {
         for (;;) {
-            short wait_for = POLLOUT;
-            if (c_.ssl) {
-                ERR_clear_error();
-                const int w =
-                    SSL_write(c_.ssl.get(), p, static_cast<int>(std::min<size_t>(n, 1 << 30)));
-                if (w > 0) return w;
-                const int e = SSL_get_error(c_.ssl.get(), w);
-                if (e == SSL_ERROR_WANT_READ)
-                    wait_for = POLLIN;
-                else if (e != SSL_ERROR_WANT_WRITE)
-                    return -1;
-            } else {
-                const ssize_t w = ::send(c_.fd.get(), p, n, MSG_NOSIGNAL | MSG_DONTWAIT);
-                if (w > 0) return w;
-                if (w < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) return -1;
-            }
+            short wait_for = 0;
+            const ssize_t w = write_at_hand(c_, p, n, wait_for);
+            if (w != 0) return w;
             if (!wait_ready(c_.fd.get(), wait_for, deadline)) return -1;
         }
     }
@@ -370,7 +381,9 @@ struct HttpServer::Impl {
     Service& service;
     ServerOptions o;
     ServerCounters counters;
-    httplib_compat::Router router;
+    httplib_compat::Router router;       // the workers'
+    httplib_compat::Router loop_router;  // the loop's: answers at hand only (serve_here)
+    bool loop_declined = false;          // the loop_router's last request needs a worker
     SslCtxPtr tls;
     UniqueFd listener;
     UniqueFd epoll;
@@ -394,6 +407,7 @@ struct HttpServer::Impl {
 
     Result<bool> setup_tls();
     void install_handlers();
+    void install_handlers(httplib_compat::Router& on, bool at_hand_only);
     void raise_fd_limit();
     bool loop();
     void accept_all();
@@ -402,6 +416,10 @@ struct HttpServer::Impl {
     bool handshake(Conn& c);
     bool fill(Conn& c, size_t limit);
     bool take_request(Conn& c);
+    bool step(Conn& c);
+    bool serve_here(Conn& c);
+    bool write_out(Conn& c);
+    bool next_request(Conn& c, TimePoint now);
     void dispatch(Conn& c);
     void serve(Conn& c);
     void serve_one(Conn& c);
@@ -440,11 +458,18 @@ Result<bool> HttpServer::Impl::setup_tls()
 
 void HttpServer::Impl::install_handlers()
 {
-    router.set_payload_max_length(o.max_body);
-    router.set_keep_alive_timeout(o.keep_alive_seconds);
-    router.set_keep_alive_max_count(o.keep_alive_max);
-    auto handler = [this](const httplib::Request& req, httplib::Response& res) {
+    install_handlers(router, false);
+    install_handlers(loop_router, true);
+}
+
+void HttpServer::Impl::install_handlers(httplib_compat::Router& on, bool at_hand_only)
+{
+    on.set_payload_max_length(o.max_body);
+    on.set_keep_alive_timeout(o.keep_alive_seconds);
+    on.set_keep_alive_max_count(o.keep_alive_max);
+    auto handler = [this, at_hand_only](const httplib::Request& req, httplib::Response& res) {
         HttpRequest r;
+        r.at_hand_only = at_hand_only;
         r.method = req.method;
         r.path = req.path;
         for (const auto& [k, v] : req.params) r.query.emplace_back(k, v);
@@ -455,6 +480,10 @@ void HttpServer::Impl::install_handlers()
         r.body = req.body;
         r.remote = req.remote_addr;
         HttpResponse out = service.handle(r);
+        if (out.status == kNotAtHand) {
+            loop_declined = true;  // only the loop's router asks for this
+            return;
+        }
         res.status = out.status;
         for (const auto& [k, v] : out.headers) res.set_header(k.c_str(), v);
         if (out.status != 204 && out.status != 304)
@@ -463,18 +492,18 @@ void HttpServer::Impl::install_handlers()
             std::fprintf(stderr, "allot-scimd: %s %s %s %d\n", r.remote.c_str(), r.method.c_str(),
                          r.path.c_str(), out.status);
     };
-    router.Get(".*", handler);
-    router.Post(".*", handler);
-    router.Put(".*", handler);
-    router.Patch(".*", handler);
-    router.Delete(".*", handler);
-    router.set_exception_handler(
+    on.Get(".*", handler);
+    on.Post(".*", handler);
+    on.Put(".*", handler);
+    on.Patch(".*", handler);
+    on.Delete(".*", handler);
+    on.set_exception_handler(
         [](const httplib::Request&, httplib::Response& res, std::exception_ptr) {
             res.status = 500;
             res.set_content(scim::error_body(500, "", "internal error"), "application/scim+json");
         });
     // httplib's own refusals (400, 414, unknown method) get a SCIM body too.
-    router.set_error_handler([](const httplib::Request&, httplib::Response& res) {
+    on.set_error_handler([](const httplib::Request&, httplib::Response& res) {
         if (res.body.empty())
             res.set_content(scim::error_body(res.status, res.status == 413 ? "tooLarge" : "",
                                              "request refused by the HTTP layer"),
@@ -699,29 +728,42 @@ bool HttpServer::Impl::take_request(Conn& c)
     return true;
 }
 
-// Moves a connection forward as far as the bytes at hand allow.
+// Moves a connection forward as far as the bytes at hand allow: a loop, not
+// recursion, since a client may pipeline many requests in one read.
 void HttpServer::Impl::advance(Conn& c)
 {
-    if (c.phase == Phase::Drain) return drain(c);
-    if (c.phase == Phase::Handshake && !handshake(c)) return;
-    if (c.phase == Phase::Headers) {
-        if (!fill(c, o.max_header_bytes + 1)) return;
-        if (!c.in.empty()) c.idle_deadline = TimePoint::max();
-        const size_t from = c.scanned >= 3 ? c.scanned - 3 : 0;
-        if (c.in.find("\r\n\r\n", from) == std::string::npos) {
+    while (step(c)) {
+    }
+}
+
+// One phase's worth of progress; true when the next phase can go on at once.
+bool HttpServer::Impl::step(Conn& c)
+{
+    switch (c.phase) {
+        case Phase::Drain: drain(c); return false;
+        case Phase::Handshake: return handshake(c);
+        case Phase::Write: return write_out(c);
+        case Phase::Busy: return false;
+        case Phase::Headers: {
+            if (!fill(c, o.max_header_bytes + 1)) return false;
+            if (!c.in.empty()) c.idle_deadline = TimePoint::max();
+            const size_t from = c.scanned >= 3 ? c.scanned - 3 : 0;
+            if (c.in.find("\r\n\r\n", from) != std::string::npos) return take_request(c);
             c.scanned = c.in.size();
             if (c.in.size() > o.max_header_bytes)
                 refuse(
                     c, 431,
                     "request headers larger than " + std::to_string(o.max_header_bytes) + " bytes");
-            return;
+            return false;
         }
-        if (!take_request(c)) return;
+        case Phase::Body:
+            if (c.in.size() < c.need && !fill(c, c.need)) return false;
+            if (c.in.size() < c.need) return false;
+            if (serve_here(c)) return true;
+            dispatch(c);
+            return false;
     }
-    if (c.phase == Phase::Body) {
-        if (c.in.size() < c.need && !fill(c, c.need)) return;
-        if (c.in.size() >= c.need) dispatch(c);
-    }
+    return false;
 }
 
 void HttpServer::Impl::on_event(Conn& c, uint32_t events)
@@ -729,6 +771,72 @@ void HttpServer::Impl::on_event(Conn& c, uint32_t events)
     if (c.phase == Phase::Busy) return;
     if ((events & (EPOLLERR | EPOLLHUP)) && !(events & EPOLLIN)) return close(c);
     advance(c);
+}
+
+// A GET the service can answer from memory (HttpRequest::at_hand_only) is
+// answered here on the loop: no hand-off to a worker thread and back, which
+// cost more than the answer. false: a worker must serve it (nothing consumed).
+bool HttpServer::Impl::serve_here(Conn& c)
+{
+    if (c.in.compare(0, 4, "GET ") != 0) return false;
+    RequestStream strm(c, c.in.substr(0, c.need), secs(o.write_timeout_seconds));
+    const bool last = c.served + 1 >= o.keep_alive_max || stopping.load();
+    bool closed = false;
+    loop_declined = false;
+    const bool ok =
+        loop_router.serve(strm, {c.peer, c.peer_port, c.local, c.local_port}, last, closed);
+    if (loop_declined) return false;
+    c.in.erase(0, c.need);
+    ++c.served;
+    c.keep = ok && !closed && !last;
+    c.out = strm.take_output();
+    c.out_done = 0;
+    c.phase = Phase::Write;
+    c.deadline = SteadyClock::now() + secs(o.write_timeout_seconds);
+    schedule(c.deadline);
+    return true;
+}
+
+// Sends what the socket takes of an answer made on the loop. true: all of it
+// went and the connection waits for its next request (see next_request()).
+bool HttpServer::Impl::write_out(Conn& c)
+{
+    while (c.out_done < c.out.size()) {
+        short wait_for = 0;
+        const ssize_t n =
+            write_at_hand(c, c.out.data() + c.out_done, c.out.size() - c.out_done, wait_for);
+        if (n < 0) {
+            close(c);
+            return false;
+        }
+        if (n == 0) {
+            watch(c, wait_for == POLLIN ? EPOLLIN : EPOLLOUT);
+            return false;
+        }
+        c.out_done += static_cast<size_t>(n);
+    }
+    std::string().swap(c.out);  // an idle connection keeps no answer's buffer
+    c.out_done = 0;
+    return next_request(c, SteadyClock::now());
+}
+
+// After an answer: closes the connection, or waits for its next request.
+// true when bytes of it may be at hand already (pipelined, or TLS records
+// decrypted), which raise no event.
+bool HttpServer::Impl::next_request(Conn& c, TimePoint now)
+{
+    if (!c.keep || stopping.load()) {
+        close(c);
+        return false;
+    }
+    c.phase = Phase::Headers;
+    c.scanned = 0;
+    c.need = 0;
+    c.deadline = now + secs(o.header_timeout_seconds);
+    c.idle_deadline = c.in.empty() ? now + secs(o.keep_alive_seconds) : TimePoint::max();
+    schedule(std::min(c.deadline, c.idle_deadline));
+    watch(c, EPOLLIN);
+    return !c.in.empty() || (c.ssl && SSL_pending(c.ssl.get()) > 0);
 }
 
 void HttpServer::Impl::dispatch(Conn& c)
@@ -818,19 +926,8 @@ void HttpServer::Impl::take_back()
         auto it = conns.find(id);
         if (it == conns.end()) continue;
         Conn& c = *it->second;
-        if (!c.keep || stopping.load()) {
-            close(c);
-            continue;
-        }
-        c.phase = Phase::Headers;
-        c.scanned = 0;
-        c.need = 0;
-        c.deadline = now + secs(o.header_timeout_seconds);
-        c.idle_deadline = c.in.empty() ? now + secs(o.keep_alive_seconds) : TimePoint::max();
-        schedule(std::min(c.deadline, c.idle_deadline));
-        watch(c, EPOLLIN);
-        // A pipelined request, or TLS records already decrypted, raise no event.
-        if (c.read_ahead || !c.in.empty() || (c.ssl && SSL_pending(c.ssl.get()) > 0)) advance(c);
+        const bool read_ahead = c.read_ahead;
+        if (next_request(c, now) || (read_ahead && conns.count(id))) advance(c);
     }
 }
 
@@ -850,7 +947,7 @@ void HttpServer::Impl::sweep(TimePoint now)
             ++counters.body_timeouts;
         else if (now >= c->idle_deadline)
             ++counters.idle_closed;
-        else if (c->phase != Phase::Drain)
+        else if (c->phase != Phase::Drain && c->phase != Phase::Write)
             ++counters.header_timeouts;
         close(*c);
     }

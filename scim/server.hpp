@@ -43,7 +43,7 @@ struct ServerOptions {
     int body_timeout_seconds = 30;
     int write_timeout_seconds = 10;
     int keep_alive_seconds = 5;  // idle time allowed between requests
-    size_t keep_alive_max = 100;
+    size_t keep_alive_max = 1000;
     size_t max_connections = 1024;
     size_t max_connections_per_address = 64;
     bool access_log = false;

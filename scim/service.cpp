@@ -77,7 +77,6 @@ std::shared_ptr<const KeySet> Service::keys()
 
 HttpResponse Service::handle(const HttpRequest& request)
 {
-    ++requests_;
     HttpResponse r;
     try {
         r = route(request);
@@ -86,6 +85,8 @@ HttpResponse Service::handle(const HttpRequest& request)
     } catch (...) {
         r = scim_error(Errc::Internal, "internal error");
     }
+    if (r.status == kNotAtHand) return r;  // counted when a worker serves it
+    ++requests_;
     if (r.status >= 500)
         ++errors_5xx_;
     else if (r.status >= 400)
@@ -101,6 +102,10 @@ HttpResponse Service::route(const HttpRequest& r)
         p.find("//") != std::string::npos || p.find('\\') != std::string::npos ||
         p.find('\0') != std::string::npos || p.size() > 1024)
         return scim_error(Errc::BadRequest, "bad path");
+    const std::string& base = o_.scim_base;
+    const bool scim_path =
+        p.compare(0, base.size(), base) == 0 && (p.size() == base.size() || p[base.size()] == '/');
+    if (r.at_hand_only && !scim_path) return not_at_hand();
     if (p == "/healthz" && r.method == "GET") {
         HttpResponse ok;
         ok.content_type = "text/plain";
@@ -126,9 +131,7 @@ HttpResponse Service::route(const HttpRequest& r)
         if (r.method != "POST") return oauth_error(405, "invalid_request", "use POST");
         return token(r);
     }
-    const std::string& base = o_.scim_base;
-    if (p.compare(0, base.size(), base) == 0 && (p.size() == base.size() || p[base.size()] == '/'))
-        return scim(r, p.substr(base.size()));
+    if (scim_path) return scim(r, p.substr(base.size()));
     return scim_error(Errc::NotFound, "no such endpoint");
 }
 
@@ -150,15 +153,22 @@ std::optional<HttpResponse> Service::authorize(const HttpRequest& r, bool write,
     const std::string secret = it->second.substr(7);
     if (secret.size() > 512)
         return fail(Errc::Unauthorized, "invalid_token", "token not recognised");
-    auto t = tokens_.find(store_, hex(sha256(secret)), generation);
+    const std::string hash = hex(sha256(secret));
+    std::optional<ApiToken> t = tokens_.cached(hash, generation);
     if (!t) {
-        if (!t.error().is(Errc::NotFound)) return scim_error(t.error());
-        return fail(Errc::Unauthorized, "invalid_token", "token not recognised");
+        // Unknown secrets are never cached: a worker reads (and refuses) them.
+        if (r.at_hand_only) return not_at_hand();
+        auto read = tokens_.find(store_, hash, generation);
+        if (!read) {
+            if (!read.error().is(Errc::NotFound)) return scim_error(read.error());
+            return fail(Errc::Unauthorized, "invalid_token", "token not recognised");
+        }
+        t = std::move(read.value());
     }
-    if (t.value().revoked) return fail(Errc::Unauthorized, "invalid_token", "token revoked");
-    if (t.value().expires && t.value().expires <= clock_.now())
+    if (t->revoked) return fail(Errc::Unauthorized, "invalid_token", "token revoked");
+    if (t->expires && t->expires <= clock_.now())
         return fail(Errc::Unauthorized, "invalid_token", "token expired");
-    const auto& s = t.value().scopes;
+    const auto& s = t->scopes;
     auto has = [&](const char* scope) { return std::find(s.begin(), s.end(), scope) != s.end(); };
     const bool can_write = has("scim:write");
     const bool sees_inactive = can_write || has("scim:read-inactive");
@@ -183,6 +193,9 @@ HttpResponse Service::scim(const HttpRequest& r, const std::string& rest)
         if (id.empty() || id.find('/') != std::string::npos)
             return scim_error(Errc::NotFound, "no such endpoint");
     }
+    // On the event loop only the Users list, which the pre-rendered users answer.
+    if (r.at_hand_only && (r.method != "GET" || resource != "Users" || !id.empty()))
+        return not_at_hand();
     if (resource == "ServiceProviderConfig" || resource == "Schemas" ||
         resource == "ResourceTypes") {
         if (r.method != "GET") return scim_error(Errc::MethodNotAllowed, "method not allowed");

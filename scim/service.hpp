@@ -32,7 +32,14 @@ struct HttpRequest {
     std::map<std::string, std::string> headers;              // lower-case names
     std::string body;
     std::string remote;
+    // Set by the server's event loop: answer only from what is in memory (a
+    // cached token, the pre-rendered users), else decline with kNotAtHand and
+    // a worker thread serves the request. The loop must never wait on the store.
+    bool at_hand_only = false;
 };
+
+// HttpResponse::status of a request declined under HttpRequest::at_hand_only.
+constexpr int kNotAtHand = 0;
 
 struct HttpResponse {
     int status = 200;

@@ -17,6 +17,13 @@ namespace allot::scimd {
 // The SCIM error response for `e`: status and scimType from the code's row.
 HttpResponse scim_error(const Error& e);
 HttpResponse scim_error(Errc code, const std::string& detail);
+// The answer to an at_hand_only request that needs more than memory (service.hpp).
+inline HttpResponse not_at_hand()
+{
+    HttpResponse r;
+    r.status = kNotAtHand;
+    return r;
+}
 HttpResponse json_response(int status, const cJSON* json,
                            const char* type = "application/scim+json");
 // An OAuth 2.0 error body (RFC 6749 §5.2), never cached.

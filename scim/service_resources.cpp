@@ -334,6 +334,7 @@ private:
         }
         if constexpr (std::is_same_v<Kind, UserKind>) {
             if (auto fast = from_rendered(q.value(), filter.get())) return *fast;
+            if (r_.at_hand_only) return not_at_hand();
             if (hide_inactive_) filter = and_active(std::move(filter));
         }
         q.value().hide_inactive = hide_inactive_;
@@ -358,8 +359,9 @@ private:
         if (!proj_.include.empty() || !proj_.exclude.empty() || q.cursor ||
             q.order != SortOrder::Ascending || (filter && !name))
             return std::nullopt;
-        auto set = name ? rendered_.for_lookup(store_, ro_, generation_)
-                        : rendered_.current(store_, ro_, generation_);
+        auto set = r_.at_hand_only ? rendered_.at_hand(generation_)
+                   : name          ? rendered_.for_lookup(store_, ro_, generation_)
+                                   : rendered_.current(store_, ro_, generation_);
         if (!set) return std::nullopt;
         std::vector<const RenderedUser*> named;
         if (name) {

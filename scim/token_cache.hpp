@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <unordered_map>
 
@@ -21,14 +22,7 @@ public:
     // caller before this call), from the cache or the store.
     Result<ApiToken> find(DirectoryStore& store, const std::string& hash, int64_t generation)
     {
-        {
-            std::lock_guard<std::mutex> lock(mu_);
-            if (generation != generation_) {
-                tokens_.clear();
-                generation_ = generation;
-            }
-            if (auto it = tokens_.find(hash); it != tokens_.end()) return it->second;
-        }
+        if (auto t = cached(hash, generation)) return *t;
         auto t = store.find_token(hash);
         if (!t) return t;
         std::lock_guard<std::mutex> lock(mu_);
@@ -36,6 +30,17 @@ public:
         // beyond the tokens that exist.
         if (generation == generation_ && tokens_.size() < kMaxEntries) tokens_[hash] = t.value();
         return t;
+    }
+    // The same from the cache alone: nothing when it was not read at `generation`.
+    std::optional<ApiToken> cached(const std::string& hash, int64_t generation)
+    {
+        std::lock_guard<std::mutex> lock(mu_);
+        if (generation != generation_) {
+            tokens_.clear();
+            generation_ = generation;
+        }
+        if (auto it = tokens_.find(hash); it != tokens_.end()) return it->second;
+        return std::nullopt;
     }
 
 private:

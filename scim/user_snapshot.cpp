@@ -43,7 +43,7 @@ std::shared_ptr<const RenderedUsers> render_all_users(DirectoryStore& store,
     return set;
 }
 
-std::shared_ptr<const RenderedUsers> UserSnapshot::cached(int64_t generation)
+std::shared_ptr<const RenderedUsers> UserSnapshot::at_hand(int64_t generation)
 {
     std::lock_guard<std::mutex> lock(mu_);
     if (!set_ || set_->generation != generation) return nullptr;
@@ -55,10 +55,10 @@ std::shared_ptr<const RenderedUsers> UserSnapshot::current(DirectoryStore& store
                                                            const scim::RenderOptions& options,
                                                            int64_t generation)
 {
-    if (auto set = cached(generation)) return set;
+    if (auto set = at_hand(generation)) return set;
     std::unique_lock<std::mutex> building(build_mu_, std::try_to_lock);
     if (!building) return nullptr;
-    if (auto set = cached(generation)) return set;  // another thread just finished one
+    if (auto set = at_hand(generation)) return set;  // another thread just finished one
     auto fresh = render_all_users(store, options);
     if (!fresh) return nullptr;
     ++rebuilt_;
@@ -72,7 +72,7 @@ std::shared_ptr<const RenderedUsers> UserSnapshot::for_lookup(DirectoryStore& st
                                                               const scim::RenderOptions& options,
                                                               int64_t generation)
 {
-    if (auto set = cached(generation)) return set;
+    if (auto set = at_hand(generation)) return set;
     {
         std::lock_guard<std::mutex> lock(mu_);
         if (lookup_generation_ != generation) {

@@ -58,12 +58,12 @@ public:
                                                     const scim::RenderOptions& options,
                                                     int64_t generation);
     static constexpr uint32_t kLookupsBeforeRebuild = 32;
+    // The rendered users if they are current at `generation`, without rebuilding.
+    std::shared_ptr<const RenderedUsers> at_hand(int64_t generation);
     uint64_t served() const { return served_; }    // reads answered from a current set
     uint64_t rebuilt() const { return rebuilt_; }  // sets rendered
 
 private:
-    std::shared_ptr<const RenderedUsers> cached(int64_t generation);
-
     std::mutex mu_;        // guards set_, lookup_generation_, lookup_misses_
     std::mutex build_mu_;  // one rebuild at a time
     std::shared_ptr<const RenderedUsers> set_;
