@@ -548,6 +548,7 @@ int serve(Context& ctx, Args& args)
     pthread_sigmask(SIG_BLOCK, &set, nullptr);
     signal(SIGPIPE, SIG_IGN);
     HttpServer server(service, sv.value());
+    service.add_metrics([&server] { return server_metrics(server.counters()); });
     auto port = server.bind();
     if (!port) return fail(port.error().message);
     if (port_file) {

@@ -1,6 +1,8 @@
 // scimd_config.cpp - see scimd_config.hpp.
 #include "scimd_config.hpp"
 
+#include <thread>
+
 namespace allot::scimd {
 
 IdRange id_range(const Config& c)
@@ -39,8 +41,11 @@ Result<ServerOptions> server_options(const Config& c, const Overrides& o)
     s.tls_cert = c.scim_server.tls_cert;
     s.tls_key = c.scim_server.tls_key;
     s.max_body = c.scim_server.max_body_bytes;
-    // Workers only run requests that have fully arrived (slow clients wait in the event loop).
-    s.worker_threads = std::max<size_t>(4, 4 * static_cast<size_t>(c.scim_server.threads));
+    // One event loop per CPU, at most `threads`; workers only run requests that
+    // have fully arrived and that a loop cannot answer from memory.
+    const size_t threads = static_cast<size_t>(c.scim_server.threads);
+    s.event_loops = std::min<size_t>(threads, std::max(1U, std::thread::hardware_concurrency()));
+    s.worker_threads = std::max<size_t>(4, 4 * threads);
     s.max_header_bytes = c.scim_server.max_header_bytes;
     s.header_timeout_seconds = static_cast<int>(c.scim_server.header_timeout_seconds);
     s.body_timeout_seconds = static_cast<int>(c.scim_server.body_timeout_seconds);

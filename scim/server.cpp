@@ -24,9 +24,11 @@ extern "C" {
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <initializer_list>
 #include <map>
 #include <mutex>
 #include <string_view>
+#include <thread>
 #include <tuple>
 #include <utility>
 #include <vector>
@@ -373,6 +375,52 @@ bool read_at_hand(Conn& c, size_t limit)
     return end == ReadEnd::Limit || end == ReadEnd::WantRead;
 }
 
+// One event loop: a thread with its own epoll set and the connections it
+// accepted. There is one per CPU (at most scim_server.threads), so the reads
+// answered on a loop (serve_here) use every core, as a process per CPU would.
+// A worker touches only the Conn it was handed; everything else here belongs
+// to the loop's thread.
+struct Loop {
+    explicit Loop(HttpServer::Impl& server) : s(server) {}
+    HttpServer::Impl& s;
+    UniqueFd epoll;
+    UniqueFd wake;  // workers giving connections back, and stop()
+    std::map<uint64_t, std::unique_ptr<Conn>> conns;
+    uint64_t next_id = 2;
+    TimePoint next_sweep = TimePoint::max();
+    bool listener_paused = false;
+    httplib_compat::Router router;  // answers at hand only (serve_here)
+    bool declined = false;          // the router's last request needs a worker
+    int64_t generation = -1;        // the store's, read once per turn (-1: not yet)
+
+    std::mutex returned_mu;  // connections workers are done with
+    std::vector<uint64_t> returned;
+
+    Result<bool> open();
+    bool run();
+    void accept_some();
+    void on_event(Conn& c, uint32_t events);
+    void advance(Conn& c);
+    bool step(Conn& c);
+    bool handshake(Conn& c);
+    bool fill(Conn& c, size_t limit);
+    bool take_request(Conn& c);
+    bool serve_here(Conn& c);
+    bool write_out(Conn& c);
+    bool next_request(Conn& c, TimePoint now);
+    void dispatch(Conn& c);
+    void give_back(uint64_t id);
+    void take_back();
+    void refuse(Conn& c, int status, const std::string& detail);
+    void drain(Conn& c);
+    void sweep(TimePoint now);
+    void watch(Conn& c, uint32_t events);
+    void close(Conn& c);
+    void poke();
+    bool listen_again();
+    void schedule(TimePoint t) { next_sweep = std::min(next_sweep, t); }
+};
+
 }  // namespace
 
 struct HttpServer::Impl {
@@ -381,57 +429,31 @@ struct HttpServer::Impl {
     Service& service;
     ServerOptions o;
     ServerCounters counters;
-    httplib_compat::Router router;       // the workers'
-    httplib_compat::Router loop_router;  // the loop's: answers at hand only (serve_here)
-    bool loop_declined = false;          // the loop_router's last request needs a worker
+    httplib_compat::Router router;  // the workers'
     SslCtxPtr tls;
     UniqueFd listener;
-    UniqueFd epoll;
-    UniqueFd wake;
     std::atomic<bool> running{false};
     std::atomic<bool> stopping{false};
-
-    // Owned by the loop thread; a worker touches only the Conn it was handed.
-    std::map<uint64_t, std::unique_ptr<Conn>> conns;
-    std::map<std::string, size_t> per_address;
-    std::map<std::string, TimePoint> refusal_logged;  // last log line per address (or "*")
-    uint64_t next_id = 2;
-    TimePoint next_sweep = TimePoint::max();
-    bool listener_paused = false;
+    std::vector<std::unique_ptr<Loop>> loops;
     std::unique_ptr<httplib::ThreadPool> workers;
     std::atomic<size_t> lingering{0};  // workers waiting for a next request (at most half)
 
-    // Connections workers are done with, for the loop to take back.
-    std::mutex returned_mu;
-    std::vector<uint64_t> returned;
+    // The connection caps, shared by the loops.
+    std::mutex caps_mu;
+    size_t open_connections = 0;
+    std::map<std::string, size_t> per_address;
+    std::map<std::string, TimePoint> refusal_logged;  // last log line per address (or "*")
 
     Result<bool> setup_tls();
-    void install_handlers();
-    void install_handlers(httplib_compat::Router& on, bool at_hand_only);
+    void install_handlers(httplib_compat::Router& on, Loop* loop);
     void raise_fd_limit();
-    bool loop();
-    void accept_all();
-    void on_event(Conn& c, uint32_t events);
-    void advance(Conn& c);
-    bool handshake(Conn& c);
-    bool fill(Conn& c, size_t limit);
-    bool take_request(Conn& c);
-    bool step(Conn& c);
-    bool serve_here(Conn& c);
-    bool write_out(Conn& c);
-    bool next_request(Conn& c, TimePoint now);
-    void dispatch(Conn& c);
+    bool admit(const std::string& peer);
+    void release(const std::string& peer);
+    void log_refusal(const std::string& who, const char* limit, size_t value);
     void serve(Conn& c);
     void serve_one(Conn& c);
     bool next_request_here(Conn& c);
-    void take_back();
-    void refuse(Conn& c, int status, const std::string& detail);
-    void drain(Conn& c);
-    void sweep(TimePoint now);
-    void watch(Conn& c, uint32_t events);
-    void close(Conn& c);
-    void log_refusal(const std::string& who, const char* limit, size_t value);
-    void schedule(TimePoint t) { next_sweep = std::min(next_sweep, t); }
+    void stop_loops();
     std::chrono::seconds secs(int s) const { return std::chrono::seconds(std::max(1, s)); }
 };
 
@@ -443,8 +465,8 @@ Result<bool> HttpServer::Impl::setup_tls()
     SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION);
     SSL_CTX_set_options(
         ctx, SSL_OP_NO_RENEGOTIATION | SSL_OP_NO_COMPRESSION | SSL_OP_CIPHER_SERVER_PREFERENCE);
-    // Partial writes and a moving buffer suit the worker's write loop; idle
-    // connections give their buffers back.
+    // Partial writes and a moving buffer suit the write loops (worker and
+    // loop); idle connections give their buffers back.
     SSL_CTX_set_mode(ctx, SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER |
                               SSL_MODE_RELEASE_BUFFERS);
     if (SSL_CTX_use_certificate_chain_file(ctx, o.tls_cert.c_str()) != 1 ||
@@ -456,20 +478,19 @@ Result<bool> HttpServer::Impl::setup_tls()
     return true;
 }
 
-void HttpServer::Impl::install_handlers()
-{
-    install_handlers(router, false);
-    install_handlers(loop_router, true);
-}
-
-void HttpServer::Impl::install_handlers(httplib_compat::Router& on, bool at_hand_only)
+// The workers' router (loop null) serves anything; a loop's only what the
+// service answers at hand, with the generation the loop read for this turn.
+void HttpServer::Impl::install_handlers(httplib_compat::Router& on, Loop* loop)
 {
     on.set_payload_max_length(o.max_body);
     on.set_keep_alive_timeout(o.keep_alive_seconds);
     on.set_keep_alive_max_count(o.keep_alive_max);
-    auto handler = [this, at_hand_only](const httplib::Request& req, httplib::Response& res) {
+    auto handler = [this, loop](const httplib::Request& req, httplib::Response& res) {
         HttpRequest r;
-        r.at_hand_only = at_hand_only;
+        if (loop) {
+            r.at_hand_only = true;
+            r.generation = loop->generation;
+        }
         r.method = req.method;
         r.path = req.path;
         for (const auto& [k, v] : req.params) r.query.emplace_back(k, v);
@@ -481,7 +502,7 @@ void HttpServer::Impl::install_handlers(httplib_compat::Router& on, bool at_hand
         r.remote = req.remote_addr;
         HttpResponse out = service.handle(r);
         if (out.status == kNotAtHand) {
-            loop_declined = true;  // only the loop's router asks for this
+            loop->declined = true;  // only a loop's request can be declined
             return;
         }
         res.status = out.status;
@@ -525,28 +546,36 @@ void HttpServer::Impl::raise_fd_limit()
     o.max_connections = std::min(o.max_connections, usable);
 }
 
-void HttpServer::Impl::watch(Conn& c, uint32_t events)
+// Counts a new connection from `peer` against both caps; false (counted and
+// logged as refused) when either is reached.
+bool HttpServer::Impl::admit(const std::string& peer)
 {
-    if (c.events == events) return;
-    epoll_event ev{};
-    ev.events = events;
-    ev.data.u64 = c.id;
-    if (events == 0)
-        epoll_ctl(epoll.get(), EPOLL_CTL_DEL, c.fd.get(), nullptr);
-    else
-        epoll_ctl(epoll.get(), c.events == 0 ? EPOLL_CTL_ADD : EPOLL_CTL_MOD, c.fd.get(), &ev);
-    c.events = events;
+    std::lock_guard<std::mutex> lock(caps_mu);
+    if (open_connections >= o.max_connections) {
+        ++counters.refused_total_cap;
+        log_refusal("*", "max_connections", o.max_connections);
+        return false;
+    }
+    size_t& from_peer = per_address[peer];
+    if (from_peer >= o.max_connections_per_address) {
+        ++counters.refused_address_cap;
+        log_refusal(peer, "max_connections_per_address", o.max_connections_per_address);
+        return false;
+    }
+    ++from_peer;
+    ++open_connections;
+    return true;
 }
 
-void HttpServer::Impl::close(Conn& c)
+void HttpServer::Impl::release(const std::string& peer)
 {
-    watch(c, 0);
-    if (auto it = per_address.find(c.peer); it != per_address.end() && --it->second == 0)
+    std::lock_guard<std::mutex> lock(caps_mu);
+    --open_connections;
+    if (auto it = per_address.find(peer); it != per_address.end() && --it->second == 0)
         per_address.erase(it);
-    conns.erase(c.id);  // closes the socket and frees the TLS state
 }
 
-// One line per address and minute, so a flood cannot flood the log too.
+// One line per address and minute, so a flood cannot flood the log too (caps_mu held).
 void HttpServer::Impl::log_refusal(const std::string& who, const char* limit, size_t value)
 {
     const TimePoint now = SteadyClock::now();
@@ -559,37 +588,80 @@ void HttpServer::Impl::log_refusal(const std::string& who, const char* limit, si
                  who == "*" ? "all clients" : who.c_str(), limit, value);
 }
 
-void HttpServer::Impl::accept_all()
+Result<bool> Loop::open()
 {
-    for (;;) {
+    epoll.reset(epoll_create1(EPOLL_CLOEXEC));
+    wake.reset(eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC));
+    if (epoll.get() < 0 || wake.get() < 0) return make_error("epoll/eventfd failed");
+    epoll_event ev{};
+    ev.events = EPOLLIN;
+    ev.data.u64 = kWakeId;
+    epoll_ctl(epoll.get(), EPOLL_CTL_ADD, wake.get(), &ev);
+    if (!listen_again()) return make_error("epoll: cannot watch the listening socket");
+    s.install_handlers(router, this);
+    return true;
+}
+
+// Watches the listening socket; EPOLLEXCLUSIVE wakes one waiting loop per
+// connection rather than all of them.
+bool Loop::listen_again()
+{
+    epoll_event ev{};
+    ev.events = EPOLLIN | EPOLLEXCLUSIVE;
+    ev.data.u64 = kListenId;
+    listener_paused = epoll_ctl(epoll.get(), EPOLL_CTL_ADD, s.listener.get(), &ev) != 0;
+    return !listener_paused;
+}
+
+void Loop::poke()
+{
+    const uint64_t one = 1;
+    [[maybe_unused]] ssize_t w = ::write(wake.get(), &one, sizeof one);
+}
+
+void Loop::watch(Conn& c, uint32_t events)
+{
+    if (c.events == events) return;
+    epoll_event ev{};
+    ev.events = events;
+    ev.data.u64 = c.id;
+    if (events == 0)
+        epoll_ctl(epoll.get(), EPOLL_CTL_DEL, c.fd.get(), nullptr);
+    else
+        epoll_ctl(epoll.get(), c.events == 0 ? EPOLL_CTL_ADD : EPOLL_CTL_MOD, c.fd.get(), &ev);
+    c.events = events;
+}
+
+void Loop::close(Conn& c)
+{
+    watch(c, 0);
+    s.release(c.peer);
+    conns.erase(c.id);  // closes the socket and frees the TLS state
+}
+
+// Takes a few waiting connections: the other loops, woken for the rest, take
+// theirs, so a burst of connections spreads over the loops.
+void Loop::accept_some()
+{
+    static constexpr int kPerTurn = 4;
+    for (int taken = 0; taken < kPerTurn; ++taken) {
         sockaddr_storage ss{};
         socklen_t len = sizeof ss;
-        UniqueFd fd(accept4(listener.get(), reinterpret_cast<sockaddr*>(&ss), &len,
+        UniqueFd fd(accept4(s.listener.get(), reinterpret_cast<sockaddr*>(&ss), &len,
                             SOCK_NONBLOCK | SOCK_CLOEXEC));
         if (fd.get() < 0) {
             // Out of descriptors: stop accepting until a connection closes (the
             // next sweep re-arms the listener) instead of spinning on it.
             if (errno == EMFILE || errno == ENFILE) {
-                epoll_ctl(epoll.get(), EPOLL_CTL_DEL, listener.get(), nullptr);
+                epoll_ctl(epoll.get(), EPOLL_CTL_DEL, s.listener.get(), nullptr);
                 listener_paused = true;
                 schedule(SteadyClock::now() + std::chrono::milliseconds(100));
             }
             return;  // EAGAIN: all taken
         }
-        ++counters.accepted;
+        ++s.counters.accepted;
         auto [peer, peer_port] = address_of(ss);
-        if (conns.size() >= o.max_connections) {
-            ++counters.refused_total_cap;
-            log_refusal("*", "max_connections", o.max_connections);
-            continue;  // closed by UniqueFd
-        }
-        size_t& from_peer = per_address[peer];
-        if (from_peer >= o.max_connections_per_address) {
-            ++counters.refused_address_cap;
-            log_refusal(peer, "max_connections_per_address", o.max_connections_per_address);
-            continue;
-        }
-        ++from_peer;
+        if (!s.admit(peer)) continue;  // closed by UniqueFd
         auto c = std::make_unique<Conn>();
         c->id = next_id++;
         c->peer = peer;
@@ -601,16 +673,16 @@ void HttpServer::Impl::accept_all()
         const int one = 1;
         setsockopt(fd.get(), IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
         c->fd = std::move(fd);
-        if (tls) {
-            c->ssl.reset(SSL_new(tls.get()));
+        if (s.tls) {
+            c->ssl.reset(SSL_new(s.tls.get()));
             if (!c->ssl || SSL_set_fd(c->ssl.get(), c->fd.get()) != 1) {
-                if (--from_peer == 0) per_address.erase(peer);
+                s.release(peer);
                 continue;
             }
             SSL_set_accept_state(c->ssl.get());
             c->phase = Phase::Handshake;
         }
-        c->deadline = SteadyClock::now() + secs(o.header_timeout_seconds);
+        c->deadline = SteadyClock::now() + s.secs(s.o.header_timeout_seconds);
         schedule(c->deadline);
         Conn& ref = *c;
         conns.emplace(ref.id, std::move(c));
@@ -619,7 +691,7 @@ void HttpServer::Impl::accept_all()
 }
 
 // false: the connection failed or the handshake needs more I/O (watch set).
-bool HttpServer::Impl::handshake(Conn& c)
+bool Loop::handshake(Conn& c)
 {
     ERR_clear_error();
     const int r = SSL_do_handshake(c.ssl.get());
@@ -639,7 +711,7 @@ bool HttpServer::Impl::handshake(Conn& c)
 }
 
 // Reads what is available, up to `limit` bytes in c.in. false: the connection is gone.
-bool HttpServer::Impl::fill(Conn& c, size_t limit)
+bool Loop::fill(Conn& c, size_t limit)
 {
     switch (read_into(c, limit)) {
         case ReadEnd::Limit: return true;
@@ -651,9 +723,9 @@ bool HttpServer::Impl::fill(Conn& c, size_t limit)
     return false;
 }
 
-void HttpServer::Impl::refuse(Conn& c, int status, const std::string& detail)
+void Loop::refuse(Conn& c, int status, const std::string& detail)
 {
-    ++counters.refused_requests;
+    ++s.counters.refused_requests;
     const std::string resp = error_response(status, detail);
     // One best-effort write: the response is small and the socket buffer empty.
     if (c.ssl) {
@@ -669,14 +741,14 @@ void HttpServer::Impl::refuse(Conn& c, int status, const std::string& detail)
     c.phase = Phase::Drain;
     c.in.clear();
     c.drained = 0;
-    c.deadline = SteadyClock::now() + secs(std::min(o.header_timeout_seconds, 5));
+    c.deadline = SteadyClock::now() + s.secs(std::min(s.o.header_timeout_seconds, 5));
     schedule(c.deadline);
     watch(c, EPOLLIN);
 }
 
-void HttpServer::Impl::drain(Conn& c)
+void Loop::drain(Conn& c)
 {
-    const size_t budget = std::max<size_t>(1 << 20, 4 * o.max_body);
+    const size_t budget = std::max<size_t>(1 << 20, 4 * s.o.max_body);
     char buf[16384];
     for (;;) {
         const ssize_t n = ::recv(c.fd.get(), buf, sizeof buf, 0);  // raw bytes; TLS is over
@@ -693,11 +765,11 @@ void HttpServer::Impl::drain(Conn& c)
 
 // The header block is complete in c.in: check the framing, then wait for the
 // body. false: the request was refused or the connection is gone.
-bool HttpServer::Impl::take_request(Conn& c)
+bool Loop::take_request(Conn& c)
 {
     const size_t end = c.in.find("\r\n\r\n");
     const size_t head_len = end + 4;
-    HeadFacts f = inspect_head(std::string_view(c.in).substr(0, head_len), o.max_body);
+    HeadFacts f = inspect_head(std::string_view(c.in).substr(0, head_len), s.o.max_body);
     if (f.status) {
         refuse(c, f.status, f.detail);
         return false;
@@ -723,21 +795,21 @@ bool HttpServer::Impl::take_request(Conn& c)
         c.need = head_len + f.content_length;
     }
     c.phase = Phase::Body;
-    c.deadline = SteadyClock::now() + secs(o.body_timeout_seconds);
+    c.deadline = SteadyClock::now() + s.secs(s.o.body_timeout_seconds);
     schedule(c.deadline);
     return true;
 }
 
 // Moves a connection forward as far as the bytes at hand allow: a loop, not
 // recursion, since a client may pipeline many requests in one read.
-void HttpServer::Impl::advance(Conn& c)
+void Loop::advance(Conn& c)
 {
     while (step(c)) {
     }
 }
 
 // One phase's worth of progress; true when the next phase can go on at once.
-bool HttpServer::Impl::step(Conn& c)
+bool Loop::step(Conn& c)
 {
     switch (c.phase) {
         case Phase::Drain: drain(c); return false;
@@ -745,15 +817,15 @@ bool HttpServer::Impl::step(Conn& c)
         case Phase::Write: return write_out(c);
         case Phase::Busy: return false;
         case Phase::Headers: {
-            if (!fill(c, o.max_header_bytes + 1)) return false;
+            if (!fill(c, s.o.max_header_bytes + 1)) return false;
             if (!c.in.empty()) c.idle_deadline = TimePoint::max();
             const size_t from = c.scanned >= 3 ? c.scanned - 3 : 0;
             if (c.in.find("\r\n\r\n", from) != std::string::npos) return take_request(c);
             c.scanned = c.in.size();
-            if (c.in.size() > o.max_header_bytes)
-                refuse(
-                    c, 431,
-                    "request headers larger than " + std::to_string(o.max_header_bytes) + " bytes");
+            if (c.in.size() > s.o.max_header_bytes)
+                refuse(c, 431,
+                       "request headers larger than " + std::to_string(s.o.max_header_bytes) +
+                           " bytes");
             return false;
         }
         case Phase::Body:
@@ -766,7 +838,7 @@ bool HttpServer::Impl::step(Conn& c)
     return false;
 }
 
-void HttpServer::Impl::on_event(Conn& c, uint32_t events)
+void Loop::on_event(Conn& c, uint32_t events)
 {
     if (c.phase == Phase::Busy) return;
     if ((events & (EPOLLERR | EPOLLHUP)) && !(events & EPOLLIN)) return close(c);
@@ -776,30 +848,37 @@ void HttpServer::Impl::on_event(Conn& c, uint32_t events)
 // A GET the service can answer from memory (HttpRequest::at_hand_only) is
 // answered here on the loop: no hand-off to a worker thread and back, which
 // cost more than the answer. false: a worker must serve it (nothing consumed).
-bool HttpServer::Impl::serve_here(Conn& c)
+bool Loop::serve_here(Conn& c)
 {
     if (c.in.compare(0, 4, "GET ") != 0) return false;
-    RequestStream strm(c, c.in.substr(0, c.need), secs(o.write_timeout_seconds));
-    const bool last = c.served + 1 >= o.keep_alive_max || stopping.load();
+    if (generation < 0) {
+        // Once per turn: the requests of one turn arrived together, and an
+        // answer from before a write that lands meanwhile is one that raced it.
+        auto g = s.service.store_generation();
+        if (!g) return false;  // a worker meets the error and answers it
+        generation = g.value();
+    }
+    RequestStream strm(c, c.in.substr(0, c.need), s.secs(s.o.write_timeout_seconds));
+    const bool last = c.served + 1 >= s.o.keep_alive_max || s.stopping.load();
     bool closed = false;
-    loop_declined = false;
-    const bool ok =
-        loop_router.serve(strm, {c.peer, c.peer_port, c.local, c.local_port}, last, closed);
-    if (loop_declined) return false;
+    declined = false;
+    const bool ok = router.serve(strm, {c.peer, c.peer_port, c.local, c.local_port}, last, closed);
+    if (declined) return false;
     c.in.erase(0, c.need);
     ++c.served;
     c.keep = ok && !closed && !last;
+    ++s.counters.answered_on_loops;
     c.out = strm.take_output();
     c.out_done = 0;
     c.phase = Phase::Write;
-    c.deadline = SteadyClock::now() + secs(o.write_timeout_seconds);
+    c.deadline = SteadyClock::now() + s.secs(s.o.write_timeout_seconds);
     schedule(c.deadline);
     return true;
 }
 
 // Sends what the socket takes of an answer made on the loop. true: all of it
 // went and the connection waits for its next request (see next_request()).
-bool HttpServer::Impl::write_out(Conn& c)
+bool Loop::write_out(Conn& c)
 {
     while (c.out_done < c.out.size()) {
         short wait_for = 0;
@@ -823,36 +902,119 @@ bool HttpServer::Impl::write_out(Conn& c)
 // After an answer: closes the connection, or waits for its next request.
 // true when bytes of it may be at hand already (pipelined, or TLS records
 // decrypted), which raise no event.
-bool HttpServer::Impl::next_request(Conn& c, TimePoint now)
+bool Loop::next_request(Conn& c, TimePoint now)
 {
-    if (!c.keep || stopping.load()) {
+    if (!c.keep || s.stopping.load()) {
         close(c);
         return false;
     }
     c.phase = Phase::Headers;
     c.scanned = 0;
     c.need = 0;
-    c.deadline = now + secs(o.header_timeout_seconds);
-    c.idle_deadline = c.in.empty() ? now + secs(o.keep_alive_seconds) : TimePoint::max();
+    c.deadline = now + s.secs(s.o.header_timeout_seconds);
+    c.idle_deadline = c.in.empty() ? now + s.secs(s.o.keep_alive_seconds) : TimePoint::max();
     schedule(std::min(c.deadline, c.idle_deadline));
     watch(c, EPOLLIN);
     return !c.in.empty() || (c.ssl && SSL_pending(c.ssl.get()) > 0);
 }
 
-void HttpServer::Impl::dispatch(Conn& c)
+void Loop::dispatch(Conn& c)
 {
     watch(c, 0);
     c.phase = Phase::Busy;
     Conn* p = &c;
-    workers->enqueue([this, p] {
-        serve(*p);
-        {
-            std::lock_guard<std::mutex> lock(returned_mu);
-            returned.push_back(p->id);
-        }
-        const uint64_t one = 1;
-        [[maybe_unused]] ssize_t w = ::write(wake.get(), &one, sizeof one);
+    s.workers->enqueue([this, p] {
+        s.serve(*p);
+        give_back(p->id);
     });
+}
+
+// On a worker thread: the connection is the loop's again.
+void Loop::give_back(uint64_t id)
+{
+    {
+        std::lock_guard<std::mutex> lock(returned_mu);
+        returned.push_back(id);
+    }
+    poke();
+}
+
+// On the loop thread: connections whose request was answered.
+void Loop::take_back()
+{
+    uint64_t count = 0;
+    [[maybe_unused]] ssize_t r = ::read(wake.get(), &count, sizeof count);
+    std::vector<uint64_t> ids;
+    {
+        std::lock_guard<std::mutex> lock(returned_mu);
+        ids.swap(returned);
+    }
+    const TimePoint now = SteadyClock::now();
+    for (uint64_t id : ids) {
+        auto it = conns.find(id);
+        if (it == conns.end()) continue;
+        Conn& c = *it->second;
+        const bool read_ahead = c.read_ahead;
+        if (next_request(c, now) || (read_ahead && conns.count(id))) advance(c);
+    }
+}
+
+void Loop::sweep(TimePoint now)
+{
+    next_sweep = TimePoint::max();
+    std::vector<Conn*> late;
+    for (auto& [id, c] : conns) {
+        if (c->phase == Phase::Busy) continue;
+        if (now >= c->deadline || now >= c->idle_deadline)
+            late.push_back(c.get());
+        else
+            schedule(std::min(c->deadline, c->idle_deadline));
+    }
+    for (Conn* c : late) {
+        if (c->phase == Phase::Body)
+            ++s.counters.body_timeouts;
+        else if (now >= c->idle_deadline)
+            ++s.counters.idle_closed;
+        else if (c->phase != Phase::Drain && c->phase != Phase::Write)
+            ++s.counters.header_timeouts;
+        close(*c);
+    }
+    if (listener_paused) listen_again();
+    if (listener_paused) schedule(now + std::chrono::milliseconds(100));
+}
+
+bool Loop::run()
+{
+    std::vector<epoll_event> events(256);
+    while (!s.stopping.load()) {
+        const TimePoint now = SteadyClock::now();
+        if (now >= next_sweep) sweep(now);
+        const int timeout = next_sweep == TimePoint::max() ? -1 : millis_until(next_sweep, now);
+        const int n =
+            epoll_wait(epoll.get(), events.data(), static_cast<int>(events.size()), timeout);
+        if (n < 0) {
+            if (errno == EINTR) continue;
+            return false;
+        }
+        generation = -1;
+        for (int i = 0; i < n; ++i) {
+            const uint64_t id = events[i].data.u64;
+            if (id == kListenId) {
+                accept_some();
+            } else if (id == kWakeId) {
+                take_back();
+            } else if (auto it = conns.find(id); it != conns.end()) {
+                on_event(*it->second, events[i].events);
+            }
+        }
+    }
+    return true;
+}
+
+void HttpServer::Impl::stop_loops()
+{
+    if (stopping.exchange(true)) return;
+    for (auto& loop : loops) loop->poke();
 }
 
 // On a worker thread: the request is all in c.in; then the next ones while
@@ -867,10 +1029,10 @@ void HttpServer::Impl::serve(Conn& c)
 // After a kept response: the client's next request, if it arrives within
 // kLinger and whole (a plain GET, or a body already there), is served by this
 // worker. That saves handing the connection to the loop and back, two thread
-// wake-ups, which were most of a small read's cost. Anything else (partial,
-// refused, Expect) goes back to the loop with the bytes read, so a slow client
-// holds a thread kLinger at most; half the workers at most linger, so the
-// others take what the loop dispatches meanwhile.
+// wake-ups. Anything else (partial, refused, Expect) goes back to the loop
+// with the bytes read, so a slow client holds a thread kLinger at most; half
+// the workers at most linger, so the others take what the loops dispatch
+// meanwhile.
 bool HttpServer::Impl::next_request_here(Conn& c)
 {
     static constexpr auto kLinger = std::chrono::milliseconds(1);
@@ -911,81 +1073,32 @@ void HttpServer::Impl::serve_one(Conn& c)
     c.keep = ok && sent && !closed && !last;
 }
 
-// On the loop thread: connections whose request was answered.
-void HttpServer::Impl::take_back()
+std::string server_metrics(const ServerCounters& c)
 {
-    uint64_t count = 0;
-    [[maybe_unused]] ssize_t r = ::read(wake.get(), &count, sizeof count);
-    std::vector<uint64_t> ids;
-    {
-        std::lock_guard<std::mutex> lock(returned_mu);
-        ids.swap(returned);
-    }
-    const TimePoint now = SteadyClock::now();
-    for (uint64_t id : ids) {
-        auto it = conns.find(id);
-        if (it == conns.end()) continue;
-        Conn& c = *it->second;
-        const bool read_ahead = c.read_ahead;
-        if (next_request(c, now) || (read_ahead && conns.count(id))) advance(c);
-    }
-}
-
-void HttpServer::Impl::sweep(TimePoint now)
-{
-    next_sweep = TimePoint::max();
-    std::vector<Conn*> late;
-    for (auto& [id, c] : conns) {
-        if (c->phase == Phase::Busy) continue;
-        if (now >= c->deadline || now >= c->idle_deadline)
-            late.push_back(c.get());
-        else
-            schedule(std::min(c->deadline, c->idle_deadline));
-    }
-    for (Conn* c : late) {
-        if (c->phase == Phase::Body)
-            ++counters.body_timeouts;
-        else if (now >= c->idle_deadline)
-            ++counters.idle_closed;
-        else if (c->phase != Phase::Drain && c->phase != Phase::Write)
-            ++counters.header_timeouts;
-        close(*c);
-    }
-    if (listener_paused && conns.size() < o.max_connections) {
-        epoll_event ev{};
-        ev.events = EPOLLIN;
-        ev.data.u64 = kListenId;
-        if (epoll_ctl(epoll.get(), EPOLL_CTL_ADD, listener.get(), &ev) == 0)
-            listener_paused = false;
-    }
-    if (listener_paused) schedule(now + std::chrono::milliseconds(100));
-}
-
-bool HttpServer::Impl::loop()
-{
-    std::vector<epoll_event> events(256);
-    while (!stopping.load()) {
-        const TimePoint now = SteadyClock::now();
-        if (now >= next_sweep) sweep(now);
-        const int timeout = next_sweep == TimePoint::max() ? -1 : millis_until(next_sweep, now);
-        const int n =
-            epoll_wait(epoll.get(), events.data(), static_cast<int>(events.size()), timeout);
-        if (n < 0) {
-            if (errno == EINTR) continue;
-            return false;
-        }
-        for (int i = 0; i < n; ++i) {
-            const uint64_t id = events[i].data.u64;
-            if (id == kListenId) {
-                accept_all();
-            } else if (id == kWakeId) {
-                take_back();
-            } else if (auto it = conns.find(id); it != conns.end()) {
-                on_event(*it->second, events[i].events);
-            }
-        }
-    }
-    return true;
+    std::string m;
+    auto counter = [&m](const char* name, const char* help,
+                        std::initializer_list<std::pair<const char*, uint64_t>> values) {
+        m += std::string("# HELP ") + name + " " + help + "\n# TYPE " + name + " counter\n";
+        for (const auto& [labels, v] : values)
+            m += std::string(name) + labels + " " + std::to_string(v) + "\n";
+    };
+    counter("allot_scimd_connections_accepted_total", "connections accepted", {{"", c.accepted}});
+    counter("allot_scimd_connections_refused_total",
+            "connections closed at once for a scim_server cap",
+            {{"{cap=\"max_connections\"}", c.refused_total_cap},
+             {"{cap=\"max_connections_per_address\"}", c.refused_address_cap}});
+    counter("allot_scimd_connections_cut_total",
+            "connections closed for a deadline (TLS handshake and headers, body, keep-alive idle)",
+            {{"{deadline=\"headers\"}", c.header_timeouts},
+             {"{deadline=\"body\"}", c.body_timeouts},
+             {"{deadline=\"idle\"}", c.idle_closed}});
+    counter("allot_scimd_requests_refused_by_front_end_total",
+            "requests refused before a handler saw them (400, 411, 413, 431)",
+            {{"", c.refused_requests}});
+    counter("allot_scimd_requests_answered_on_loops_total",
+            "reads answered on an event loop from memory, without a worker thread",
+            {{"", c.answered_on_loops}});
+    return m;
 }
 
 Result<std::pair<std::string, int>> parse_listen(const std::string& listen)
@@ -1032,7 +1145,7 @@ Result<int> HttpServer::bind()
         auto t = s.setup_tls();
         if (!t) return t.error();
     }
-    s.install_handlers();
+    s.install_handlers(s.router, nullptr);
     s.raise_fd_limit();
     addrinfo hints{};
     hints.ai_family = AF_UNSPEC;
@@ -1059,15 +1172,14 @@ Result<int> HttpServer::bind()
     sockaddr_storage ss{};
     socklen_t len = sizeof ss;
     getsockname(s.listener.get(), reinterpret_cast<sockaddr*>(&ss), &len);
-    s.epoll.reset(epoll_create1(EPOLL_CLOEXEC));
-    s.wake.reset(eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC));
-    if (s.epoll.get() < 0 || s.wake.get() < 0) return make_error("epoll/eventfd failed");
-    epoll_event ev{};
-    ev.events = EPOLLIN;
-    ev.data.u64 = kListenId;
-    epoll_ctl(s.epoll.get(), EPOLL_CTL_ADD, s.listener.get(), &ev);
-    ev.data.u64 = kWakeId;
-    epoll_ctl(s.epoll.get(), EPOLL_CTL_ADD, s.wake.get(), &ev);
+    const size_t loops = s.o.event_loops ? s.o.event_loops
+                                         : std::max<size_t>(1, std::thread::hardware_concurrency());
+    for (size_t i = 0; i < loops; ++i) {
+        auto loop = std::make_unique<Loop>(s);
+        auto opened = loop->open();
+        if (!opened) return opened.error();
+        s.loops.push_back(std::move(loop));
+    }
     return address_of(ss).second;
 }
 
@@ -1077,24 +1189,31 @@ bool HttpServer::run()
     if (s.listener.get() < 0) return false;
     s.workers = std::make_unique<httplib::ThreadPool>(std::max<size_t>(1, s.o.worker_threads));
     s.running = true;
-    const bool ok = s.loop();
+    // The first loop runs on this thread, the others on their own.
+    std::vector<std::thread> others;
+    std::atomic<bool> all_ok{true};
+    auto run_loop = [&s, &all_ok](Loop& loop) {
+        if (loop.run()) return;
+        all_ok = false;
+        s.stop_loops();  // one failed: all stop
+    };
+    for (size_t i = 1; i < s.loops.size(); ++i)
+        others.emplace_back([&run_loop, &loop = *s.loops[i]] { run_loop(loop); });
+    run_loop(*s.loops[0]);
+    for (auto& t : others) t.join();
     // Workers finish the requests they hold (their writes are bounded by the
     // write timeout); then every connection closes.
     s.workers->shutdown();
-    s.conns.clear();
+    for (auto& loop : s.loops) loop->conns.clear();
     s.per_address.clear();
+    s.open_connections = 0;
     s.running = false;
-    return ok;
+    return all_ok;
 }
 
 void HttpServer::stop()
 {
-    Impl& s = *impl_;
-    if (s.stopping.exchange(true)) return;
-    if (s.wake.get() >= 0) {
-        const uint64_t one = 1;
-        [[maybe_unused]] ssize_t w = ::write(s.wake.get(), &one, sizeof one);
-    }
+    impl_->stop_loops();
 }
 
 bool HttpServer::running() const

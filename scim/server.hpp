@@ -1,16 +1,25 @@
 // server.hpp - the HTTP(S) front end of allot-scimd.
 //
-// One event-loop thread owns every connection until a whole request (headers
-// and body) has arrived: it accepts, runs TLS handshakes without blocking,
-// reads with per-connection deadlines and caps connections per client
-// address. Only then does a worker thread get the request, hand it to
-// cpp-httplib's request processing (routing, parsing, response writing) and
-// Service::handle(), write the response under a deadline, and give a
-// keep-alive connection back to the loop, unless the client's next request
-// arrives whole within a millisecond (then the same worker serves it: no
-// hand-off to the loop and back). So a slow or dripping client holds a file
-// descriptor and a few kilobytes, a thread for that millisecond at most, and
-// a normal request never queues behind it.
+// Event loops (one per CPU, at most scim_server.threads) own the connections:
+// each accepts from the shared listening socket, runs TLS handshakes without
+// blocking, reads with per-connection deadlines, and counts connections
+// against the caps (total and per client address, shared by the loops). Once
+// a whole request (headers and body) has arrived:
+//
+// * a GET the service can answer from memory (a cached token and the
+//   pre-rendered users: HttpRequest::at_hand_only) is answered on the loop,
+//   with the store's generation read once per turn of the loop; the answer is
+//   written without blocking (the rest on EPOLLOUT, under the write deadline);
+// * anything else goes to a worker thread, which runs cpp-httplib's request
+//   processing and Service::handle(), writes the response under a deadline,
+//   and gives a keep-alive connection back to its loop, unless the client's
+//   next request arrives whole within a millisecond (then the same worker
+//   serves it).
+//
+// So a slow or dripping client holds a file descriptor and a few kilobytes, a
+// thread for that millisecond at most, and a normal request never queues
+// behind it; and the common reads cost one wake-up, not a hand-off between
+// threads.
 //
 // cpp-httplib 0.11 (Debian 12) cannot do this itself: its accept loop hands a
 // socket to a pool thread that runs the TLS handshake and reads with a
@@ -33,6 +42,7 @@ struct ServerOptions {
     int port = 8443;
     std::string tls_cert;  // both empty: plain HTTP
     std::string tls_key;
+    size_t event_loops = 0;      // threads owning connections (0: one per CPU)
     size_t worker_threads = 32;  // run handlers on requests that have fully arrived
     size_t max_body = 1 << 20;
     size_t max_header_bytes = 64 * 1024;
@@ -56,9 +66,13 @@ struct ServerCounters {
     std::atomic<uint64_t> refused_address_cap{0};  // max_connections_per_address reached
     std::atomic<uint64_t> header_timeouts{0};      // handshake or headers too slow
     std::atomic<uint64_t> body_timeouts{0};
-    std::atomic<uint64_t> idle_closed{0};       // keep-alive connections idle too long
-    std::atomic<uint64_t> refused_requests{0};  // 400/411/413/431 from the front end
+    std::atomic<uint64_t> idle_closed{0};        // keep-alive connections idle too long
+    std::atomic<uint64_t> refused_requests{0};   // 400/411/413/431 from the front end
+    std::atomic<uint64_t> answered_on_loops{0};  // reads answered at hand, without a worker
 };
+
+// The counters in Prometheus' text format, for the service's /metrics.
+std::string server_metrics(const ServerCounters& c);
 
 // "host:port", "[v6]:port"; port 0 means any.
 Result<std::pair<std::string, int>> parse_listen(const std::string& listen);

@@ -204,12 +204,16 @@ HttpResponse Service::scim(const HttpRequest& r, const std::string& rest)
     if (resource != "Users" && resource != "Groups")
         return scim_error(Errc::NotFound, "no such endpoint");
     const bool write = r.method != "GET" && r.method != "HEAD";
-    auto generation = store_.generation();
-    if (!generation) return scim_error(generation.error());
+    int64_t generation = r.generation;
+    if (generation < 0) {
+        auto read = store_.generation();
+        if (!read) return scim_error(read.error());
+        generation = read.value();
+    }
     bool hide_inactive = true;
-    if (auto denied = authorize(r, write, hide_inactive, generation.value())) return *denied;
+    if (auto denied = authorize(r, write, hide_inactive, generation)) return *denied;
     if (!id.empty() && !valid_id(id)) return scim_error(Errc::NotFound, "no such resource");
-    return resources(r, resource, id, hide_inactive, generation.value());
+    return resources(r, resource, id, hide_inactive, generation);
 }
 
 HttpResponse Service::metrics()
@@ -234,6 +238,7 @@ HttpResponse Service::metrics()
     HttpResponse r;
     r.content_type = "text/plain; version=0.0.4";
     r.body = m.str();
+    if (more_metrics_) r.body += more_metrics_();
     return r;
 }
 

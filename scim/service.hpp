@@ -9,6 +9,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -36,6 +37,9 @@ struct HttpRequest {
     // cached token, the pre-rendered users), else decline with kNotAtHand and
     // a worker thread serves the request. The loop must never wait on the store.
     bool at_hand_only = false;
+    // The store's generation when the caller read it (-1: not read). The event
+    // loop reads it once per turn for all the requests of that turn.
+    int64_t generation = -1;
 };
 
 // HttpResponse::status of a request declined under HttpRequest::at_hand_only.
@@ -82,6 +86,10 @@ public:
     // Loads (creating the first) OIDC keys; false with a message on failure.
     Result<bool> init();
     HttpResponse handle(const HttpRequest& request);
+    // More lines for /metrics (the front end's counters); set before serving.
+    void add_metrics(std::function<std::string()> source) { more_metrics_ = std::move(source); }
+    // The store's generation (store.hpp), for HttpRequest::generation.
+    Result<int64_t> store_generation() { return store_.generation(); }
     std::shared_ptr<const KeySet> keys();
     // Re-reads oidc.keys_dir now (SIGHUP after `keys rotate`); keeps the old set on error.
     Result<bool> reload_keys();
@@ -116,6 +124,7 @@ private:
     ReplayCache replay_;
     UserSnapshot rendered_users_;  // the common Users reads, pre-rendered
     TokenCache tokens_;
+    std::function<std::string()> more_metrics_;
     std::atomic<uint64_t> requests_{0}, errors_4xx_{0}, errors_5xx_{0}, tokens_issued_{0},
         tokens_refused_{0}, auth_failures_{0};
 };

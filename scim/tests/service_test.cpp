@@ -3,6 +3,7 @@
 // them, projection, token scopes, hostile requests, and the OIDC token exchange.
 #include <gtest/gtest.h>
 
+#include <array>
 #include <map>
 
 #include "allot/json.hpp"
@@ -93,6 +94,7 @@ protected:
             r.headers["authorization"] = token;
         if (!body.empty()) r.headers["content-type"] = "application/scim+json";
         r.body = body;
+        r.at_hand_only = at_hand;
         return service->handle(r);
     }
     JsonPtr json(const HttpResponse& r) { return json_parse(r.body); }
@@ -124,6 +126,7 @@ protected:
     std::unique_ptr<DirectoryStore> store;
     std::unique_ptr<Service> service;
     std::string read_token, write_token;
+    bool at_hand = false;  // call() as the server's event loop does
 };
 
 const std::string ext = scim::kDefaultPosixUser;
@@ -815,4 +818,58 @@ TEST_F(ServiceTest, RevokedTokenRefusedOnTheNextRequest)
     EXPECT_EQ(call("GET", "/scim/v2/Users", "", "R").status, 200);
     ASSERT_TRUE(store->revoke_token("reader"));
     EXPECT_EQ(call("GET", "/scim/v2/Users", "", "R").status, 401);
+}
+
+// The event loop's requests (HttpRequest::at_hand_only) are answered only from
+// a cached token and the pre-rendered users, with the same bytes as a worker's
+// answer; everything that needs the store is declined, and not counted.
+TEST_F(ServiceTest, AtHandOnlyAnswersFromMemoryOrDeclines)
+{
+    const std::string id = create_user("alice");
+    const std::string lookup = "/scim/v2/Users?filter=userName eq \"alice\"";
+    auto at_hand_call = [&](const std::string& method, const std::string& target,
+                            const std::string& body = "", const std::string& token = "R") {
+        at_hand = true;
+        HttpResponse r = call(method, target, body, token);
+        at_hand = false;
+        return r;
+    };
+    auto requests = [&] {
+        const std::string m = call("GET", "/metrics", "", "").body;
+        const std::string key = "\nallot_scimd_requests_total ";
+        return std::stoull(m.substr(m.find(key) + key.size()));
+    };
+    EXPECT_EQ(at_hand_call("GET", lookup).status, kNotAtHand);  // the token is not cached yet
+    const HttpResponse page = call("GET", "/scim/v2/Users", "", "R");  // caches it, renders all
+    ASSERT_EQ(page.status, 200);
+    const HttpResponse worker = call("GET", lookup, "", "R");
+    const uint64_t before = requests();
+    const HttpResponse loop = at_hand_call("GET", lookup);
+    EXPECT_EQ(loop.status, 200);
+    EXPECT_EQ(loop.body, worker.body);
+    EXPECT_EQ(at_hand_call("GET", "/scim/v2/Users").body, page.body);
+    EXPECT_EQ(at_hand_call("GET", "/scim/v2/Users?filter=userName eq").status, 400);
+    EXPECT_EQ(requests(), before + 4);  // the first /metrics and the three answers
+
+    const std::string unknown = "Bearer allot_" + base64url_encode(random_bytes(32));
+    for (auto [method, target, token] : std::vector<std::array<std::string, 3>>{
+             {"GET", lookup, unknown},                            // not cached: refused by a worker
+             {"GET", "/scim/v2/Users?attributes=userName", "R"},  // projection
+             {"GET", "/scim/v2/Users?filter=displayName eq \"x\"", "R"},  // another filter
+             {"GET", "/scim/v2/Users/" + id, "R"},
+             {"GET", "/scim/v2/Groups", "R"},
+             {"GET", "/scim/v2/ServiceProviderConfig", "R"},
+             {"GET", "/healthz", ""},
+             {"DELETE", "/scim/v2/Users/" + id, "W"},
+         }) {
+        SCOPED_TRACE(method + " " + target);
+        EXPECT_EQ(at_hand_call(method, target, "", token).status, kNotAtHand);
+    }
+    EXPECT_EQ(at_hand_call("POST", "/scim/v2/Users", R"({"userName":"bob"})", "W").status,
+              kNotAtHand);
+    EXPECT_EQ(requests(), before + 5);  // declines are not requests: only the second /metrics
+
+    create_user("carol");  // the generation moves: the rendered users are stale
+    EXPECT_EQ(at_hand_call("GET", lookup).status, kNotAtHand);
+    EXPECT_EQ(call("GET", "/scim/v2/Users?filter=userName eq \"carol\"", "", "R").status, 200);
 }

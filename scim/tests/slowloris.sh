@@ -46,7 +46,7 @@ scim_server:
   listen: 127.0.0.1:$port
 $tls
   store: $T/$name.db
-  threads: 1
+  threads: 2
   header_timeout_seconds: 3
   body_timeout_seconds: 3
   max_connections_per_address: 64
