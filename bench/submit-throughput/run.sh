@@ -5,12 +5,12 @@
 # jobs/s of the in-process submitter (submit_bench), and slurmctld's own account of the
 # REQUEST_SUBMIT_BATCH_JOB RPC from sdiag (counters reset before each run; the average is
 # the time inside slurmctld, without the client and network spread). Needs root.
-# Usage: bench/submit-throughput/run.sh [BUILD_DIR]      (JOBS=1000 ROUNDS=3)
+# Usage: bench/submit-throughput/run.sh [BUILD_DIR]      (JOBS=1000 ROUNDS=15: fewer rounds cannot separate the plugins, bench/README.md)
 set -eu
 # shellcheck disable=SC1091
 . "$(cd "$(dirname "$0")" && pwd)/../bench-lib.sh" "$@"
 [ "$(id -u)" = 0 ] || { echo "needs root (the lab)"; exit 77; }
-JOBS=${JOBS:-1000} ROUNDS=${ROUNDS:-3}
+JOBS=${JOBS:-1000} ROUNDS=${ROUNDS:-15}
 export LAB=/tmp/allot-bench-submit.$$
 unset LAB_PORT_BASE
 export ALLOT_CONFIG=$TOP/tests/lab/allot-lab.yaml
