@@ -46,6 +46,7 @@ Result<ServerOptions> server_options(const Config& c, const Overrides& o)
     const size_t threads = static_cast<size_t>(c.scim_server.threads);
     s.event_loops = std::min<size_t>(threads, std::max(1U, std::thread::hardware_concurrency()));
     s.worker_threads = std::max<size_t>(4, 4 * threads);
+    s.store_file = o.store.empty() ? c.scim_server.store : o.store;
     s.max_header_bytes = c.scim_server.max_header_bytes;
     s.header_timeout_seconds = static_cast<int>(c.scim_server.header_timeout_seconds);
     s.body_timeout_seconds = static_cast<int>(c.scim_server.body_timeout_seconds);

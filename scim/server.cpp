@@ -13,6 +13,7 @@ extern "C" {
 #include <poll.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
+#include <sys/inotify.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -391,7 +392,8 @@ struct Loop {
     bool listener_paused = false;
     httplib_compat::Router router;  // answers at hand only (serve_here)
     bool declined = false;          // the router's last request needs a worker
-    int64_t generation = -1;        // the store's, read once per turn (-1: not yet)
+    int64_t generation = -1;        // the store's, as last read (-1: read it again)
+    UniqueFd store_changes;         // inotify on the store's directory (-1: none)
 
     std::mutex returned_mu;  // connections workers are done with
     std::vector<uint64_t> returned;
@@ -418,6 +420,8 @@ struct Loop {
     void close(Conn& c);
     void poke();
     bool listen_again();
+    void watch_store();
+    bool store_may_have_changed();
     void schedule(TimePoint t) { next_sweep = std::min(next_sweep, t); }
 };
 
@@ -599,7 +603,42 @@ Result<bool> Loop::open()
     epoll_ctl(epoll.get(), EPOLL_CTL_ADD, wake.get(), &ev);
     if (!listen_again()) return make_error("epoll: cannot watch the listening socket");
     s.install_handlers(router, this);
+    watch_store();
     return true;
+}
+
+// Every commit writes the store's files (WAL frames, a checkpoint, a new WAL
+// file), and the kernel queues the inotify event before that write returns.
+// So a request that arrived after a write's commit finds the event queued,
+// and the generation is read again; between writes the loop reads it once.
+// Any event of the directory counts (the cost of a spurious one is one read).
+void Loop::watch_store()
+{
+    if (s.o.store_file.empty()) return;
+    const size_t slash = s.o.store_file.rfind('/');
+    const std::string dir = slash == std::string::npos ? "."
+                            : slash == 0               ? "/"
+                                                       : s.o.store_file.substr(0, slash);
+    UniqueFd fd(inotify_init1(IN_NONBLOCK | IN_CLOEXEC));
+    const uint32_t events = IN_MODIFY | IN_ATTRIB | IN_CLOSE_WRITE | IN_CREATE | IN_DELETE |
+                            IN_MOVED_FROM | IN_MOVED_TO | IN_DELETE_SELF | IN_MOVE_SELF;
+    if (fd.get() >= 0 && inotify_add_watch(fd.get(), dir.c_str(), events) >= 0)
+        store_changes = std::move(fd);  // else: the generation is read per request
+}
+
+bool Loop::store_may_have_changed()
+{
+    if (store_changes.get() < 0) return true;
+    alignas(inotify_event) char buf[4096];
+    bool any = false;
+    for (;;) {
+        const ssize_t n = ::read(store_changes.get(), buf, sizeof buf);
+        if (n > 0) {
+            any = true;
+            continue;
+        }
+        return any || n == 0 || (errno != EAGAIN && errno != EWOULDBLOCK);
+    }
 }
 
 // Watches the listening socket; EPOLLEXCLUSIVE wakes one waiting loop per
@@ -851,12 +890,10 @@ void Loop::on_event(Conn& c, uint32_t events)
 bool Loop::serve_here(Conn& c)
 {
     if (c.in.compare(0, 4, "GET ") != 0) return false;
-    if (generation < 0) {
-        // Once per turn: the requests of one turn arrived together, and an
-        // answer from before a write that lands meanwhile is one that raced it.
+    if (store_may_have_changed() || generation < 0) {
         auto g = s.service.store_generation();
+        generation = g ? g.value() : -1;
         if (!g) return false;  // a worker meets the error and answers it
-        generation = g.value();
     }
     RequestStream strm(c, c.in.substr(0, c.need), s.secs(s.o.write_timeout_seconds));
     const bool last = c.served + 1 >= s.o.keep_alive_max || s.stopping.load();
@@ -996,7 +1033,6 @@ bool Loop::run()
             if (errno == EINTR) continue;
             return false;
         }
-        generation = -1;
         for (int i = 0; i < n; ++i) {
             const uint64_t id = events[i].data.u64;
             if (id == kListenId) {
@@ -1027,12 +1063,12 @@ void HttpServer::Impl::serve(Conn& c)
 }
 
 // After a kept response: the client's next request, if it arrives within
-// kLinger and whole (a plain GET, or a body already there), is served by this
-// worker. That saves handing the connection to the loop and back, two thread
-// wake-ups. Anything else (partial, refused, Expect) goes back to the loop
-// with the bytes read, so a slow client holds a thread kLinger at most; half
-// the workers at most linger, so the others take what the loops dispatch
-// meanwhile.
+// kLinger, whole and with a body (an IdP's writes come in bursts), is served
+// by this worker. That saves handing the connection to the loop and back, two
+// thread wake-ups. Anything else goes back to the loop with the bytes read:
+// a GET, which the loop answers from memory when it can; partial, refused or
+// Expect requests. So a slow client holds a thread kLinger at most; half the
+// workers at most linger, so the others take what the loops dispatch meanwhile.
 bool HttpServer::Impl::next_request_here(Conn& c)
 {
     static constexpr auto kLinger = std::chrono::milliseconds(1);
@@ -1051,6 +1087,7 @@ bool HttpServer::Impl::next_request_here(Conn& c)
         if (!read_at_hand(c, o.max_header_bytes + 1)) return false;
         const size_t end = c.in.find("\r\n\r\n");
         if (end != std::string::npos) {
+            if (c.in.compare(0, 4, "GET ") == 0) return false;
             const HeadFacts f = inspect_head(std::string_view(c.in).substr(0, end + 4), o.max_body);
             c.need = end + 4 + f.content_length;
             return !f.status && !f.expect_continue && c.in.size() >= c.need;

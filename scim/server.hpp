@@ -8,8 +8,9 @@
 //
 // * a GET the service can answer from memory (a cached token and the
 //   pre-rendered users: HttpRequest::at_hand_only) is answered on the loop,
-//   with the store's generation read once per turn of the loop; the answer is
-//   written without blocking (the rest on EPOLLOUT, under the write deadline);
+//   which re-reads the store's generation only after an inotify event of the
+//   store's directory (every commit writes there); the answer is written
+//   without blocking (the rest on EPOLLOUT, under the write deadline);
 // * anything else goes to a worker thread, which runs cpp-httplib's request
 //   processing and Service::handle(), writes the response under a deadline,
 //   and gives a keep-alive connection back to its loop, unless the client's
@@ -42,7 +43,11 @@ struct ServerOptions {
     int port = 8443;
     std::string tls_cert;  // both empty: plain HTTP
     std::string tls_key;
-    size_t event_loops = 0;      // threads owning connections (0: one per CPU)
+    size_t event_loops = 0;  // threads owning connections (0: one per CPU)
+    // The SQLite file the service reads: its directory is watched (inotify) so
+    // the loops re-read the store's generation only after a write. Empty: they
+    // read it for every request they answer.
+    std::string store_file;
     size_t worker_threads = 32;  // run handlers on requests that have fully arrived
     size_t max_body = 1 << 20;
     size_t max_header_bytes = 64 * 1024;

@@ -37,8 +37,8 @@ struct HttpRequest {
     // cached token, the pre-rendered users), else decline with kNotAtHand and
     // a worker thread serves the request. The loop must never wait on the store.
     bool at_hand_only = false;
-    // The store's generation when the caller read it (-1: not read). The event
-    // loop reads it once per turn for all the requests of that turn.
+    // The store's generation when the caller read it (-1: not read). An event
+    // loop reads it again only after the store's files changed (server.hpp).
     int64_t generation = -1;
 };
 

@@ -142,8 +142,16 @@ def counted():
 EOF
 client() { PORT=$PORT WRITER=$WRITER READER=$READER python3 "$T/client.py" "$1" "$SCIMD" -c "$T/allot.yaml"; }
 
+loop_answers() {
+    curl -sS --max-time 20 "$URL/metrics" |
+        awk '$1 == "allot_scimd_requests_answered_on_loops_total" { print $2 }'
+}
 expect_eq "300 pipelined reads with a write among them come back whole and in order" \
     "$(client pipelined 2>&1)" "302 answers, 0 wrong"
+# The first 32 lookups at a generation go to workers (they count towards the
+# users' rendering), so do those after the write: ~237 of the 301 reads are the loops'.
+n=$(loop_answers)
+check "the loops answered the pipelined reads the read caches hold ($n)" test "${n:-0}" -ge 200
 expect_eq "a user created over HTTP or by the CLI is found at once on a warm connection" \
     "$(client read_your_writes 2>&1)" "0 wrong"
 expect_eq "a revoked token is refused on the connection's next request" \
@@ -152,11 +160,8 @@ expect_eq "32 connections reading while another writes get only right answers" \
     "$(client concurrent 2>&1)" "1640 requests, 0 wrong"
 expect_eq "each request is counted once (25 reads and the first /metrics)" "$(client counted 2>&1)" 26
 out=$(curl -sS --max-time 20 "$URL/metrics")
-metric() { echo "$out" | awk -v k="$1" '$1 == k { print $2 }'; }
-check "the loops answered most of the pipelined reads ($(metric allot_scimd_requests_answered_on_loops_total))" \
-    test "$(metric allot_scimd_requests_answered_on_loops_total)" -ge 250
 expect_match "reads were answered from the pre-rendered users" \
-    "$(metric allot_scimd_user_reads_prerendered_total)" '^[1-9][0-9]+$'
+    "$(echo "$out" | awk '$1 == "allot_scimd_user_reads_prerendered_total" { print $2 }')" '^[1-9][0-9]+$'
 if command -v promtool >/dev/null; then
     check "promtool accepts /metrics" bash -c 'promtool check metrics <<<"$1"' _ "$out"
 fi
