@@ -13,7 +13,6 @@ extern "C" {
 #include <poll.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
-#include <sys/inotify.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -34,6 +33,7 @@ extern "C" {
 #include <utility>
 #include <vector>
 
+#include "store_changes.hpp"
 #include "util.hpp"
 
 namespace allot::scimd {
@@ -390,10 +390,10 @@ struct Loop {
     uint64_t next_id = 2;
     TimePoint next_sweep = TimePoint::max();
     bool listener_paused = false;
-    httplib_compat::Router router;  // answers at hand only (serve_here)
-    bool declined = false;          // the router's last request needs a worker
-    int64_t generation = -1;        // the store's, as last read (-1: read it again)
-    UniqueFd store_changes;         // inotify on the store's directory (-1: none)
+    httplib_compat::Router router;                // answers at hand only (serve_here)
+    bool declined = false;                        // the router's last request needs a worker
+    int64_t generation = -1;                      // the store's, as last read (-1: read it again)
+    std::unique_ptr<StoreChanges> store_changes;  // null: read the generation per request
 
     std::mutex returned_mu;  // connections workers are done with
     std::vector<uint64_t> returned;
@@ -420,7 +420,6 @@ struct Loop {
     void close(Conn& c);
     void poke();
     bool listen_again();
-    void watch_store();
     bool store_may_have_changed();
     void schedule(TimePoint t) { next_sweep = std::min(next_sweep, t); }
 };
@@ -603,42 +602,13 @@ Result<bool> Loop::open()
     epoll_ctl(epoll.get(), EPOLL_CTL_ADD, wake.get(), &ev);
     if (!listen_again()) return make_error("epoll: cannot watch the listening socket");
     s.install_handlers(router, this);
-    watch_store();
+    if (!s.o.store_file.empty()) store_changes = std::make_unique<StoreChanges>(s.o.store_file);
     return true;
-}
-
-// Every commit writes the store's files (WAL frames, a checkpoint, a new WAL
-// file), and the kernel queues the inotify event before that write returns.
-// So a request that arrived after a write's commit finds the event queued,
-// and the generation is read again; between writes the loop reads it once.
-// Any event of the directory counts (the cost of a spurious one is one read).
-void Loop::watch_store()
-{
-    if (s.o.store_file.empty()) return;
-    const size_t slash = s.o.store_file.rfind('/');
-    const std::string dir = slash == std::string::npos ? "."
-                            : slash == 0               ? "/"
-                                                       : s.o.store_file.substr(0, slash);
-    UniqueFd fd(inotify_init1(IN_NONBLOCK | IN_CLOEXEC));
-    const uint32_t events = IN_MODIFY | IN_ATTRIB | IN_CLOSE_WRITE | IN_CREATE | IN_DELETE |
-                            IN_MOVED_FROM | IN_MOVED_TO | IN_DELETE_SELF | IN_MOVE_SELF;
-    if (fd.get() >= 0 && inotify_add_watch(fd.get(), dir.c_str(), events) >= 0)
-        store_changes = std::move(fd);  // else: the generation is read per request
 }
 
 bool Loop::store_may_have_changed()
 {
-    if (store_changes.get() < 0) return true;
-    alignas(inotify_event) char buf[4096];
-    bool any = false;
-    for (;;) {
-        const ssize_t n = ::read(store_changes.get(), buf, sizeof buf);
-        if (n > 0) {
-            any = true;
-            continue;
-        }
-        return any || n == 0 || (errno != EAGAIN && errno != EWOULDBLOCK);
-    }
+    return !store_changes || store_changes->changed();
 }
 
 // Watches the listening socket; EPOLLEXCLUSIVE wakes one waiting loop per

@@ -8,9 +8,9 @@
 //
 // * a GET the service can answer from memory (a cached token and the
 //   pre-rendered users: HttpRequest::at_hand_only) is answered on the loop,
-//   which re-reads the store's generation only after an inotify event of the
-//   store's directory (every commit writes there); the answer is written
-//   without blocking (the rest on EPOLLOUT, under the write deadline);
+//   which re-reads the store's generation only after a commit changed the
+//   store's WAL index (store_changes.hpp); the answer is written without
+//   blocking (the rest on EPOLLOUT, under the write deadline);
 // * anything else goes to a worker thread, which runs cpp-httplib's request
 //   processing and Service::handle(), writes the response under a deadline,
 //   and gives a keep-alive connection back to its loop, unless the client's
@@ -44,9 +44,9 @@ struct ServerOptions {
     std::string tls_cert;  // both empty: plain HTTP
     std::string tls_key;
     size_t event_loops = 0;  // threads owning connections (0: one per CPU)
-    // The SQLite file the service reads: its directory is watched (inotify) so
-    // the loops re-read the store's generation only after a write. Empty: they
-    // read it for every request they answer.
+    // The SQLite file the service reads: the loops re-read the store's
+    // generation only after its WAL index changed (store_changes.hpp). Empty:
+    // they read it for every request they answer.
     std::string store_file;
     size_t worker_threads = 32;  // run handlers on requests that have fully arrived
     size_t max_body = 1 << 20;

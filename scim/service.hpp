@@ -38,7 +38,7 @@ struct HttpRequest {
     // a worker thread serves the request. The loop must never wait on the store.
     bool at_hand_only = false;
     // The store's generation when the caller read it (-1: not read). An event
-    // loop reads it again only after the store's files changed (server.hpp).
+    // loop reads it again only after a commit (server.hpp).
     int64_t generation = -1;
 };
 
