@@ -12,15 +12,6 @@ using namespace allot::scimd;
 
 namespace {
 
-scim::User user(const std::string& name)
-{
-    scim::User u;
-    u.user_name = name;
-    u.home = "/home/" + name;
-    u.shell = "/bin/bash";
-    return u;
-}
-
 // Runs SQL on a connection of its own, as another program would.
 void run_sql(const std::string& db, const char* sql)
 {
@@ -53,7 +44,7 @@ TEST(StoreChanges, SeesEveryCommitAndNothingElse)
     ASSERT_TRUE(store->generation());
     EXPECT_FALSE(changes.changed()) << "a read is no change";
 
-    ASSERT_TRUE(store->create_user(user("alice")));
+    ASSERT_TRUE(store->create_user(test::user("alice")));
     EXPECT_TRUE(changes.changed()) << "a commit of this handle";
     EXPECT_FALSE(changes.changed());
 
@@ -66,7 +57,7 @@ TEST(StoreChanges, SeesEveryCommitAndNothingElse)
 
     // A checkpoint that empties the WAL, then a write that starts it again.
     run_sql(db, "PRAGMA wal_checkpoint(TRUNCATE)");
-    ASSERT_TRUE(store->create_user(user("bob")));
+    ASSERT_TRUE(store->create_user(test::user("bob")));
     EXPECT_TRUE(changes.changed()) << "a commit after the WAL restarted";
 }
 
@@ -83,7 +74,7 @@ TEST(StoreChanges, OutlivesEveryOtherConnection)
     EXPECT_FALSE(changes.changed());
     {
         auto store = test::open_test_store(dir);
-        ASSERT_TRUE(store->create_user(user("carol")));
+        ASSERT_TRUE(store->create_user(test::user("carol")));
     }
     EXPECT_TRUE(changes.changed());
     EXPECT_FALSE(changes.changed());

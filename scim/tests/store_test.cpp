@@ -24,14 +24,7 @@ protected:
         store = open_sqlite_store(dir.file("dir.db"), range, scim::kDefaultPosixUser, &err);
         ASSERT_TRUE(store) << err;
     }
-    scim::User user(const std::string& name)
-    {
-        scim::User u;
-        u.user_name = name;
-        u.home = "/home/" + name;
-        u.shell = "/bin/bash";
-        return u;
-    }
+    scim::User user(const std::string& name) { return test::user(name); }
     scim::User add(const std::string& name)
     {
         auto r = store->create_user(user(name));

@@ -45,4 +45,14 @@ inline std::unique_ptr<DirectoryStore> open_test_store(const ScratchDir& dir)
     return store;
 }
 
+// A user with just a name, a home and a shell, for store tests.
+inline scim::User user(const std::string& name)
+{
+    scim::User u;
+    u.user_name = name;
+    u.home = "/home/" + name;
+    u.shell = "/bin/bash";
+    return u;
+}
+
 }  // namespace allot::scimd::test
