@@ -459,11 +459,13 @@ private:
         return ok_status();
     }
 
-    // The user's own jobs only: the cost does not grow with the queue.
+    // The user's own jobs only: the cost does not grow with the queue. Only
+    // this cluster's (SHOW_LOCAL): its limits are the ones explained, and
+    // libslurm then skips asking slurmctld whether the cluster is federated.
     Status ctld_jobs(uint32_t uid, SlurmFacts& out)
     {
         job_info_msg_t* raw = nullptr;
-        if (slurm_load_job_user(&raw, uid, SHOW_ALL) != SLURM_SUCCESS || !raw)
+        if (slurm_load_job_user(&raw, uid, SHOW_ALL | SHOW_LOCAL) != SLURM_SUCCESS || !raw)
             return ctld_down("slurmctld (jobs)");
         JobMsgPtr msg(raw);
         out.jobs.reserve(msg->record_count);
