@@ -24,7 +24,6 @@ extern "C" {
 #include <chrono>
 #include <cstdio>
 #include <cstring>
-#include <initializer_list>
 #include <map>
 #include <mutex>
 #include <string_view>
@@ -1083,28 +1082,24 @@ void HttpServer::Impl::serve_one(Conn& c)
 std::string server_metrics(const ServerCounters& c)
 {
     std::string m;
-    auto counter = [&m](const char* name, const char* help,
-                        std::initializer_list<std::pair<const char*, uint64_t>> values) {
-        m += std::string("# HELP ") + name + " " + help + "\n# TYPE " + name + " counter\n";
-        for (const auto& [labels, v] : values)
-            m += std::string(name) + labels + " " + std::to_string(v) + "\n";
-    };
-    counter("allot_scimd_connections_accepted_total", "connections accepted", {{"", c.accepted}});
-    counter("allot_scimd_connections_refused_total",
-            "connections closed at once for a scim_server cap",
-            {{"{cap=\"max_connections\"}", c.refused_total_cap},
-             {"{cap=\"max_connections_per_address\"}", c.refused_address_cap}});
-    counter("allot_scimd_connections_cut_total",
-            "connections closed for a deadline (TLS handshake and headers, body, keep-alive idle)",
-            {{"{deadline=\"headers\"}", c.header_timeouts},
-             {"{deadline=\"body\"}", c.body_timeouts},
-             {"{deadline=\"idle\"}", c.idle_closed}});
-    counter("allot_scimd_requests_refused_by_front_end_total",
-            "requests refused before a handler saw them (400, 411, 413, 431)",
-            {{"", c.refused_requests}});
-    counter("allot_scimd_requests_answered_on_loops_total",
-            "reads answered on an event loop from memory, without a worker thread",
-            {{"", c.answered_on_loops}});
+    append_counter(m, "allot_scimd_connections_accepted_total", "connections accepted",
+                   {{"", c.accepted}});
+    append_counter(m, "allot_scimd_connections_refused_total",
+                   "connections closed at once for a scim_server cap",
+                   {{"{cap=\"max_connections\"}", c.refused_total_cap},
+                    {"{cap=\"max_connections_per_address\"}", c.refused_address_cap}});
+    append_counter(
+        m, "allot_scimd_connections_cut_total",
+        "connections closed for a deadline (TLS handshake and headers, body, keep-alive idle)",
+        {{"{deadline=\"headers\"}", c.header_timeouts},
+         {"{deadline=\"body\"}", c.body_timeouts},
+         {"{deadline=\"idle\"}", c.idle_closed}});
+    append_counter(m, "allot_scimd_requests_refused_by_front_end_total",
+                   "requests refused before a handler saw them (400, 411, 413, 431)",
+                   {{"", c.refused_requests}});
+    append_counter(m, "allot_scimd_requests_answered_on_loops_total",
+                   "reads answered on an event loop from memory, without a worker thread",
+                   {{"", c.answered_on_loops}});
     return m;
 }
 

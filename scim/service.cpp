@@ -6,7 +6,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <sstream>
 
 #include "service_http.hpp"
 #include "util.hpp"
@@ -218,10 +217,9 @@ HttpResponse Service::scim(const HttpRequest& r, const std::string& rest)
 
 HttpResponse Service::metrics()
 {
-    std::ostringstream m;
-    auto counter = [&](const char* name, const char* help, uint64_t v) {
-        m << "# HELP " << name << " " << help << "\n# TYPE " << name << " counter\n"
-          << name << " " << v << "\n";
+    std::string m;
+    auto counter = [&m](const char* name, const char* help, uint64_t v) {
+        append_counter(m, name, help, {{"", v}});
     };
     counter("allot_scimd_requests_total", "HTTP requests handled", requests_);
     counter("allot_scimd_client_errors_total", "responses with status 4xx", errors_4xx_);
@@ -237,7 +235,7 @@ HttpResponse Service::metrics()
             rendered_users_.rebuilt());
     HttpResponse r;
     r.content_type = "text/plain; version=0.0.4";
-    r.body = m.str();
+    r.body = std::move(m);
     if (more_metrics_) r.body += more_metrics_();
     return r;
 }

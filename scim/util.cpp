@@ -139,4 +139,12 @@ std::optional<std::string> url_decode(std::string_view s, bool plus_is_space)
     return out;
 }
 
+void append_counter(std::string& out, const char* name, const char* help,
+                    std::initializer_list<std::pair<const char*, uint64_t>> samples)
+{
+    out += std::string("# HELP ") + name + " " + help + "\n# TYPE " + name + " counter\n";
+    for (const auto& [labels, value] : samples)
+        out += std::string(name) + labels + " " + std::to_string(value) + "\n";
+}
+
 }  // namespace allot::scimd
