@@ -261,11 +261,11 @@ ssize_t write_at_hand(Conn& c, const char* p, size_t n, short& wait_for)
     return 0;
 }
 
-// The stream a worker hands to httplib: reads come from the request bytes the
-// loop collected; writes (httplib writes the head and the body separately)
-// are collected and go out in one piece by flush(), one TLS record and one
-// TCP send where two would make the client wake twice, under one deadline
-// for the whole response.
+// The stream handed to httplib: reads come from the request bytes the loop
+// collected; writes (httplib writes the head and the body separately) are
+// collected, and go out in one piece, one TLS record and one TCP send where
+// two would make the client wake twice: by flush() on a worker, under one
+// deadline for the whole response, or by the loop after take_output().
 class RequestStream final : public httplib_compat::ReadyStream {
 public:
     RequestStream(Conn& c, std::string request, std::chrono::seconds write_budget)
@@ -455,6 +455,7 @@ struct HttpServer::Impl {
     void serve(Conn& c);
     void serve_one(Conn& c);
     bool next_request_here(Conn& c);
+    bool answer(httplib_compat::Router& on, Conn& c, RequestStream& strm);
     void stop_loops();
     std::chrono::seconds secs(int s) const { return std::chrono::seconds(std::max(1, s)); }
 };
@@ -865,14 +866,12 @@ bool Loop::serve_here(Conn& c)
         if (!g) return false;  // a worker meets the error and answers it
     }
     RequestStream strm(c, c.in.substr(0, c.need), s.secs(s.o.write_timeout_seconds));
-    const bool last = c.served + 1 >= s.o.keep_alive_max || s.stopping.load();
-    bool closed = false;
     declined = false;
-    const bool ok = router.serve(strm, {c.peer, c.peer_port, c.local, c.local_port}, last, closed);
+    const bool keep = s.answer(router, c, strm);
     if (declined) return false;
     c.in.erase(0, c.need);
     ++c.served;
-    c.keep = ok && !closed && !last;
+    c.keep = keep;
     ++s.counters.answered_on_loops;
     c.out = strm.take_output();
     c.out_done = 0;
@@ -1071,12 +1070,21 @@ void HttpServer::Impl::serve_one(Conn& c)
 {
     RequestStream strm(c, c.in.substr(0, c.need), secs(o.write_timeout_seconds));
     c.in.erase(0, c.need);
-    const bool last = c.served + 1 >= o.keep_alive_max || stopping.load();
-    bool closed = false;
-    const bool ok = router.serve(strm, {c.peer, c.peer_port, c.local, c.local_port}, last, closed);
+    const bool keep = answer(router, c, strm);
     const bool sent = strm.flush();
     ++c.served;
-    c.keep = ok && sent && !closed && !last;
+    c.keep = keep && sent;
+}
+
+// Runs `on` over the request in `strm`, the answer collected there; true when
+// the connection may serve another request (keep-alive bound, stopping, the
+// client's or httplib's "Connection: close").
+bool HttpServer::Impl::answer(httplib_compat::Router& on, Conn& c, RequestStream& strm)
+{
+    const bool last = c.served + 1 >= o.keep_alive_max || stopping.load();
+    bool closed = false;
+    const bool ok = on.serve(strm, {c.peer, c.peer_port, c.local, c.local_port}, last, closed);
+    return ok && !closed && !last;
 }
 
 std::string server_metrics(const ServerCounters& c)
