@@ -157,7 +157,7 @@ std::optional<HttpResponse> Service::authorize(const HttpRequest& r, bool write,
     if (!t) {
         // Unknown secrets are never cached: a worker reads (and refuses) them.
         if (r.at_hand_only) return not_at_hand();
-        auto read = tokens_.find(store_, hash, generation);
+        auto read = tokens_.read(store_, hash, generation);
         if (!read) {
             if (!read.error().is(Errc::NotFound)) return scim_error(read.error());
             return fail(Errc::Unauthorized, "invalid_token", "token not recognised");

@@ -19,19 +19,8 @@ namespace allot::scimd {
 class TokenCache {
 public:
     // The token whose secret hashes to `hash`, as of `generation` (read by the
-    // caller before this call), from the cache or the store.
-    Result<ApiToken> find(DirectoryStore& store, const std::string& hash, int64_t generation)
-    {
-        if (auto t = cached(hash, generation)) return *t;
-        auto t = store.find_token(hash);
-        if (!t) return t;
-        std::lock_guard<std::mutex> lock(mu_);
-        // Unknown secrets are never kept, so guessing cannot grow the map
-        // beyond the tokens that exist.
-        if (generation == generation_ && tokens_.size() < kMaxEntries) tokens_[hash] = t.value();
-        return t;
-    }
-    // The same from the cache alone: nothing when it was not read at `generation`.
+    // caller before this call), from the cache: nothing when it was not read
+    // at that generation (then read() it).
     std::optional<ApiToken> cached(const std::string& hash, int64_t generation)
     {
         std::lock_guard<std::mutex> lock(mu_);
@@ -41,6 +30,17 @@ public:
         }
         if (auto it = tokens_.find(hash); it != tokens_.end()) return it->second;
         return std::nullopt;
+    }
+    // The same from the store, kept for the next request at `generation`.
+    Result<ApiToken> read(DirectoryStore& store, const std::string& hash, int64_t generation)
+    {
+        auto t = store.find_token(hash);
+        if (!t) return t;
+        std::lock_guard<std::mutex> lock(mu_);
+        // Unknown secrets are never kept, so guessing cannot grow the map
+        // beyond the tokens that exist.
+        if (generation == generation_ && tokens_.size() < kMaxEntries) tokens_[hash] = t.value();
+        return t;
     }
 
 private:
