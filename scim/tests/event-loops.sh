@@ -42,7 +42,7 @@ class Conn:
         self.buf = b""
     def send(self, data):
         self.s.sendall(data)
-    def response(self):  # (status, body as JSON or None)
+    def response(self):  # (status, body bytes)
         while b"\r\n\r\n" not in self.buf:
             chunk = self.s.recv(65536)
             if not chunk: raise EOFError("connection closed")
@@ -59,14 +59,16 @@ class Conn:
             if not chunk: raise EOFError("connection closed in a body")
             self.buf += chunk
         body, self.buf = self.buf[:length], self.buf[length:]
-        return status, json.loads(body) if body else None
+        return status, body
     def ask(self, data):
         self.send(data)
         return self.response()
 
 def found(answer, name):
     status, body = answer
-    return status == 200 and body["totalResults"] == 1 and body["Resources"][0]["userName"] == name
+    if status != 200: return False
+    body = json.loads(body)
+    return body["totalResults"] == 1 and body["Resources"][0]["userName"] == name
 
 def pipelined():
     c, names, want = Conn(), [], b""
@@ -123,14 +125,8 @@ def concurrent():
 
 def counted():
     def total(c):
-        c.send(b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n")
-        status, _ = None, None
-        while b"\r\n\r\n" not in c.buf: c.buf += c.s.recv(65536)
-        head, rest = c.buf.split(b"\r\n\r\n", 1)
-        length = int([l.split(b":")[1] for l in head.split(b"\r\n") if l.lower().startswith(b"content-length")][0])
-        while len(rest) < length: rest += c.s.recv(65536)
-        c.buf = rest[length:]
-        for line in rest[:length].decode().splitlines():
+        _, body = c.ask(b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n")
+        for line in body.decode().splitlines():
             if line.startswith("allot_scimd_requests_total "): return int(line.split()[1])
     c = Conn()
     first = total(c)
@@ -142,15 +138,13 @@ def counted():
 EOF
 client() { PORT=$PORT WRITER=$WRITER READER=$READER python3 "$T/client.py" "$1" "$SCIMD" -c "$T/allot.yaml"; }
 
-loop_answers() {
-    curl -sS --max-time 20 "$URL/metrics" |
-        awk '$1 == "allot_scimd_requests_answered_on_loops_total" { print $2 }'
-}
+metrics() { curl -sS --max-time 20 "$URL/metrics"; }
+metric() { awk -v k="$1" '$1 == k { print $2 }'; }  # metric NAME < /metrics text
 expect_eq "300 pipelined reads with a write among them come back whole and in order" \
     "$(client pipelined 2>&1)" "302 answers, 0 wrong"
 # The first 32 lookups at a generation go to workers (they count towards the
 # users' rendering), so do those after the write: ~237 of the 301 reads are the loops'.
-n=$(loop_answers)
+n=$(metrics | metric allot_scimd_requests_answered_on_loops_total)
 check "the loops answered the pipelined reads the read caches hold ($n)" test "${n:-0}" -ge 200
 expect_eq "a user created over HTTP or by the CLI is found at once on a warm connection" \
     "$(client read_your_writes 2>&1)" "0 wrong"
@@ -159,9 +153,9 @@ expect_eq "a revoked token is refused on the connection's next request" \
 expect_eq "32 connections reading while another writes get only right answers" \
     "$(client concurrent 2>&1)" "1640 requests, 0 wrong"
 expect_eq "each request is counted once (25 reads and the first /metrics)" "$(client counted 2>&1)" 26
-out=$(curl -sS --max-time 20 "$URL/metrics")
+out=$(metrics)
 expect_match "reads were answered from the pre-rendered users" \
-    "$(echo "$out" | awk '$1 == "allot_scimd_user_reads_prerendered_total" { print $2 }')" '^[1-9][0-9]+$'
+    "$(metric allot_scimd_user_reads_prerendered_total <<<"$out")" '^[1-9][0-9]+$'
 if command -v promtool >/dev/null; then
     check "promtool accepts /metrics" bash -c 'promtool check metrics <<<"$1"' _ "$out"
 fi
