@@ -2,36 +2,29 @@
 # lab-down.sh - stop exactly what lab-up.sh started in $LAB, by PID, never by name.
 #
 # Order: cancel jobs, slurmd, this lab's leftover slurmstepd, slurmctld, slurmdbd, mariadbd,
-# munged. Then removes the test users this lab created (unless another lab still runs) and
+# munged; a recorded PID only while it is still this lab's process (lab-pids.sh). Then removes the test users this lab created (unless another lab still runs) and
 # $LAB itself (LAB_KEEP=1 keeps it for reading logs).
 LAB=${LAB:-/tmp/allot-lab}
 export SLURM_CONF=$LAB/etc/slurm.conf
 [ -d "$LAB/run" ] || { echo "lab-down: no lab at $LAB"; exit 0; }
 
-alive() { [ -n "$1" ] && kill -0 "$1" 2>/dev/null && ! grep -q '^State:.*Z' "/proc/$1/status" 2>/dev/null; }
-stop_pid() { # stop_pid <name> <pid> [seconds]
-    local name=$1 pid=$2 t=${3:-15} i
-    alive "$pid" || return 0
-    kill -TERM "$pid" 2>/dev/null
-    for ((i = 0; i < t * 10; i++)); do alive "$pid" || return 0; sleep 0.1; done
-    kill -KILL "$pid" 2>/dev/null
-    echo "lab-down: killed $name ($pid)"
-}
+# shellcheck disable=SC1091
+. "$(cd "$(dirname "$0")" && pwd)/lab-pids.sh"
 pid_in() { [ -s "$1" ] && cat "$1"; }
 
-if alive "$(pid_in "$LAB/run/slurmctld.pid")" || alive "$(pid_in "$LAB/run/slurmctld.launch.pid")"; then
+if lab_owns "$(pid_in "$LAB/run/slurmctld.pid")" || lab_owns "$(pid_in "$LAB/run/slurmctld.launch.pid")"; then
     timeout 10 scancel --full -u root >/dev/null 2>&1
     # shellcheck disable=SC2046
     timeout 10 scancel --full $(timeout 10 squeue -h -o %i 2>/dev/null) >/dev/null 2>&1
     for _ in $(seq 1 50); do [ -z "$(timeout 5 squeue -h -t R,CG 2>/dev/null)" ] && break; sleep 0.2; done
 fi
 for f in "$LAB"/run/slurmd-*.launch.pid; do
-    [ -e "$f" ] && stop_pid "$(basename "$f" .launch.pid)" "$(pid_in "$f")"
+    [ -e "$f" ] && lab_stop_recorded "$(basename "$f" .launch.pid)" "$f"
 done
 for p in /proc/[0-9]*; do
     p=${p#/proc/}
     [ "$(cat "/proc/$p/comm" 2>/dev/null)" = slurmstepd ] || continue
-    ls -l "/proc/$p/fd" 2>/dev/null | grep -q "$LAB/" && stop_pid slurmstepd "$p" 5
+    ls -l "/proc/$p/fd" 2>/dev/null | grep -q "$LAB/" && lab_stop_pid slurmstepd "$p" 5
 done
 # Job processes orphaned when their slurmstepd went away: users' processes whose
 # environment names this lab's slurm.conf (the test users submit with it exported).
@@ -39,15 +32,15 @@ for p in /proc/[0-9]*; do
     p=${p#/proc/}
     [ "$(stat -c %u "/proc/$p" 2>/dev/null)" = 0 ] && continue
     tr '\0' '\n' 2>/dev/null <"/proc/$p/environ" | grep -qx "SLURM_CONF=$LAB/etc/slurm.conf" &&
-        stop_pid "job process" "$p" 2
+        lab_stop_pid "job process" "$p" 2
 done
 # slurmctld is a daemon whose PID changes at each reconfigure from 23.11 (gotcha G22): the
 # one its pid file names now, and the one last recorded if that differs.
-stop_pid slurmctld "$(pid_in "$LAB/run/slurmctld.pid")" 20
-stop_pid slurmctld "$(pid_in "$LAB/run/slurmctld.launch.pid")" 20
-stop_pid slurmdbd "$(pid_in "$LAB/run/slurmdbd.launch.pid")" 20
-stop_pid mariadbd "$(pid_in "$LAB/run/mariadbd.pid")" 30
-stop_pid munged "$(pid_in "$LAB/run/munged.pid")" 10
+lab_stop_recorded slurmctld "$LAB/run/slurmctld.pid" 20
+lab_stop_recorded slurmctld "$LAB/run/slurmctld.launch.pid" 20
+lab_stop_recorded slurmdbd "$LAB/run/slurmdbd.launch.pid" 20
+lab_stop_recorded mariadbd "$LAB/run/mariadbd.pid" 30
+lab_stop_recorded munged "$LAB/run/munged.pid" 10
 
 # Users: those some lab created (never a user that was there before), removed by the last
 # lab out: no other lab's mark is left (lab-up.sh marks under the same lock).

@@ -11,6 +11,8 @@
 # shellcheck disable=SC1091
 . "$(cd "$(dirname "${BASH_SOURCE[0]}")/../lib" && pwd)/harness.sh"
 _LAB_LIB_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# shellcheck disable=SC1091
+. "$_LAB_LIB_DIR/lab-pids.sh"
 LAB=${LAB:-/tmp/allot-lab}
 # shellcheck disable=SC1091
 [ -f "$LAB/env.sh" ] && . "$LAB/env.sh"
@@ -58,7 +60,7 @@ ctld_pid() { cat "$LAB/run/slurmctld.launch.pid"; }
 ctld_restart() {
     local pid
     pid=$(ctld_pid)
-    kill -TERM "$pid"
+    lab_owns "$pid" && kill -TERM "$pid"
     wait_for 60 "slurmctld $pid to stop" _pid_gone "$pid" || return 1
     rm -f "$LAB/run/slurmctld.pid"
     (cd "$LAB" && setsid slurmctld </dev/null >>"$LAB/log/slurmctld.stdout" 2>&1)
@@ -73,7 +75,7 @@ slurmd_restart() {
     local f n pid
     for f in "$LAB"/run/slurmd-*.launch.pid; do
         n=$(basename "$f" .launch.pid); n=${n#slurmd-}; pid=$(cat "$f")
-        kill -TERM "$pid" 2>/dev/null
+        lab_owns "$pid" && kill -TERM "$pid"
         wait_for 60 "slurmd $n to stop" _pid_gone "$pid" || return 1
         setsid slurmd -D -N "$n" </dev/null >>"$LAB/log/slurmd-$n.stdout" 2>&1 &
         echo $! >"$f"
@@ -203,14 +205,39 @@ _lab_up_once() {
     fi
     if [ $rc != 0 ]; then
         tail -30 "$out" | sed 's/^/# /'
-        for log in "$LAB"/log/*.log "$LAB"/log/*.stdout; do
-            [ -s "$log" ] && [ "${log##*/}" != mariadb-install.log ] || continue
-            echo "# --- the end of $log"
-            tail -8 "$log" | sed 's/^/#   /'
-        done
+        lab_log_ends 8
     fi
     rm -f "$out"
     return $rc
+}
+
+# lab_log_ends <lines> [log...]: the last lines of these logs (default: every daemon log of
+# this lab), as # lines.
+lab_log_ends() {
+    local n=$1 log
+    shift
+    [ $# -gt 0 ] || set -- "$LAB"/log/*.log "$LAB"/log/*.stdout
+    for log in "$@"; do
+        [ -s "$log" ] && [ "${log##*/}" != mariadb-install.log ] || continue
+        echo "# --- the end of $log"
+        tail -"$n" "$log" | sed 's/^/#   /'
+    done
+}
+
+# finish, in a lab test: when a case failed, first the ends of the Slurm daemons' logs
+# (slurmctld's last, where CI's tail of the test log shows it) and whether slurmctld still
+# runs (the lab and its logs are gone once the test exits), then the harness's closing line.
+# (Once: sourced again, the harness's finish would otherwise become this one.)
+declare -F _harness_finish >/dev/null || eval "_harness_$(declare -f finish)"
+finish() {
+    if [ "$HARNESS_FAILED" != 0 ] && [ -n "${LAB:-}" ] && [ -d "$LAB/log" ]; then
+        local pid
+        lab_log_ends 10 "$LAB"/log/slurmd-*.log "$LAB/log/slurmdbd.log"
+        lab_log_ends 25 "$LAB/log/slurmctld.log"
+        pid=$(cat "$LAB/run/slurmctld.pid" 2>/dev/null)
+        if lab_owns "$pid"; then note "slurmctld ($pid) runs"; else note "slurmctld (${pid:-no pid file}) is gone"; fi
+    fi
+    _harness_finish
 }
 
 # skip_unless_lab: exit 77 (automake's SKIP) unless asked for the lab and able to run it.

@@ -32,6 +32,7 @@ bookworm | trixie | sid) shift ;;
 esac
 [ $# -gt 0 ] || { sed -n '2,6p' "$0"; exit 2; }
 [ "$(id -u)" = 0 ] || { echo "run-one.sh: run as root (overlay, chroot, namespaces)"; exit 1; }
+command -v rsync >/dev/null || { echo "run-one.sh: needs rsync (apt-get install rsync)"; exit 1; }
 
 HERE=$(cd "$(dirname "$0")" && pwd)
 . "$HERE/test-ns.sh"
