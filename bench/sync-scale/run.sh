@@ -102,7 +102,7 @@ for t in range(g):
               for i in range(t, n, g)]
 open(w + "/load.cfg", "w").write("\n".join(lines) + "\n")
 PY
-start_service scim python3 "$TOP/syncd/tests/scim_fixture.py" "$W/scim" "$PORT"
+start_service scim python3 "$TOP/tests/lib/scim_fixture.py" "$W/scim" "$PORT"
 wait_port "$PORT" 60
 
 # ---- A. allot-syncd ---------------------------------------------------------

@@ -23,7 +23,7 @@ doctor() { "$D" -c "$LAB/etc/syncd.yaml" --role controller --json; }
 scim_port() { sed -n 's|^  scim_url: http://127.0.0.1:\([0-9]*\)/.*|\1|p' "$LAB/etc/syncd.yaml"; }
 scim_up() {
     stop_service doctor-scim 5
-    start_service doctor-scim python3 "$SRC/syncd/tests/scim_fixture.py" "$LAB/directory" "$(scim_port)"
+    start_service doctor-scim python3 "$SRC/tests/lib/scim_fixture.py" "$LAB/directory" "$(scim_port)"
     wait_port "$(scim_port)" 60
 }
 scim_up || abort "the lab's SCIM fixture"

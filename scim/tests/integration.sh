@@ -162,7 +162,7 @@ if [ -x "$SYNCD" ] && [ -x "$KEYS" ]; then
     # as on a node whose directory users resolve through NSS only, with the caches in a
     # directory the readers trust (root-owned up to /, unlike /tmp).
     CACHE=$(mktemp -d /run/allot-scimd-it.XXXXXX) && chmod 755 "$CACHE" && on_exit rm -rf "$CACHE"
-    AS_NODE=("$HERE/../../syncd/tests/with-directory-users.sh" "$T/nss" "alice bob" --)
+    AS_NODE=("$HERE/../../tests/lib/with-directory-users.sh" "$T/nss" "alice bob" --)
     mkdir -p "$T/run"
     sed "s|^identity:|identity:\n  token_file: $T/syncd.token\n  ca_file: $T/cert.pem\n  cache_dir: $CACHE|" "$T/allot.yaml" > "$T/syncd.yaml"
     printf 'node:\n  role: login\n  run_dir: %s\n' "$T/run" >> "$T/syncd.yaml"

@@ -11,7 +11,6 @@
 set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
 LABDIR=$(cd "$HERE/../../tests/lab" && pwd)
-SYNCD_TESTS=$(cd "$HERE/../../syncd/tests" && pwd)
 . "$LABDIR/lab-lib.sh"
 skip_unless_lab
 
@@ -110,7 +109,7 @@ PY
 }
 for i in $(seq 0 9); do printf 'ku%03d:x:%d:%d::/home/ku%03d:/bin/bash\n' "$i" $((30000 + i)) $((30000 + i)) "$i"; done >"$W/nss/extra-passwd"
 LAB_USERS=$(awk '!/^#/ && NF { print $1 }' "$LABDIR/lab-directory.txt" | tr '\n' ' ')
-WITH_NSS=("$SYNCD_TESTS/with-directory-users.sh" "$W/nss" "$LAB_USERS" --)
+WITH_NSS=("$HERE/../../tests/lib/with-directory-users.sh" "$W/nss" "$LAB_USERS" --)
 
 S() { "$SCIMD" -c "$W/allot.yaml" "$@"; }
 serve() { # serve NAME [FLAG]: (re)start allot-scimd from allot.yaml

@@ -86,7 +86,7 @@ PY
 }
 for i in $(seq 0 $((EXTRA - 1))); do printf 'ku%03d:x:%d:%d::/home/ku%03d:/bin/bash\n' "$i" $((30000 + i)) $((30000 + i)) "$i"; done >"$W/nss/extra-passwd"
 LAB_USERS=$(awk '!/^#/ && NF { print $1 }' "$LABDIR/lab-directory.txt" | tr '\n' ' ')
-WITH_NSS=("$HERE/with-directory-users.sh" "$W/nss" "$LAB_USERS" --)
+WITH_NSS=("$HERE/../../tests/lib/with-directory-users.sh" "$W/nss" "$LAB_USERS" --)
 echo "fixture-token-$$" >"$W/token"; chmod 600 "$W/token"
 cp "$W/token" "$FIX/token"
 echo ok >"$FIX/mode"
@@ -109,7 +109,7 @@ getent_all() {
 
 lab_up
 fixture $EXTRA
-start_service scim python3 "$HERE/scim_fixture.py" "$FIX" "$SCIM_PORT"
+start_service scim python3 "$HERE/../../tests/lib/scim_fixture.py" "$FIX" "$SCIM_PORT"
 wait_port "$SCIM_PORT" 60 || abort "the SCIM fixture did not start"
 
 echo "# allot dialect: the reference"

@@ -87,7 +87,7 @@ mkdir -p "$W/cache" "$W/run" "$W/nss"
 # ku000-ku299, through nss_wrapper (with-directory-users.sh).
 for i in $(seq 0 299); do printf 'ku%03d:x:%d:%d::/home/ku%03d:/bin/bash\n' "$i" $((30000 + i)) $((30000 + i)) "$i"; done >"$W/nss/extra-passwd"
 LAB_USERS=$(awk '!/^#/ && NF { print $1 }' "$LABDIR/lab-directory.txt" | tr '\n' ' ')
-WITH_NSS=("$HERE/with-directory-users.sh" "$W/nss" "$LAB_USERS" --)
+WITH_NSS=("$HERE/../../tests/lib/with-directory-users.sh" "$W/nss" "$LAB_USERS" --)
 echo "fixture-token-$$" >"$W/token"; chmod 600 "$W/token"
 cp "$W/token" "$FIX/token"
 write_config "$TEAMS_AB"
@@ -135,7 +135,7 @@ assocs_of() { sacctmgr -n -P show assoc user="$1" format=account 2>/dev/null | s
 lab_up
 fixture "alice carol" "dave"
 mode ok
-start_service scim python3 "$HERE/scim_fixture.py" "$FIX" "$SCIM_PORT"
+start_service scim python3 "$HERE/../../tests/lib/scim_fixture.py" "$FIX" "$SCIM_PORT"
 wait_port "$SCIM_PORT" 60 || abort "the SCIM fixture did not start"
 
 echo "# plan on an empty accounting database writes nothing"

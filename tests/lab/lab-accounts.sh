@@ -2,7 +2,7 @@
 # lab-accounts.sh - the lab's accounting, made by the real allot-syncd from a directory.
 #
 # Serves tests/lab/lab-directory.txt (alice, carol -> team-a; dave -> team-b; bob in no
-# team) over SCIM with syncd/tests/scim_fixture.py on a free port, and runs
+# team) over SCIM with tests/lib/scim_fixture.py on a free port, and runs
 # `allot-syncd --once` with the lab's allot.yaml ($LAB/etc/allot.yaml, copied by lab-up.sh
 # from ALLOT_CONFIG) plus an identity section pointing at that server. So every lab test
 # runs on exactly the QOS, accounts and associations syncd creates (Organization
@@ -57,7 +57,7 @@ chmod 600 "$DIR/token"
 echo ok >"$DIR/mode"
 
 PORT=$(free_port) || exit 1
-start_service scim python3 "$TOP/syncd/tests/scim_fixture.py" "$DIR" "$PORT"
+start_service scim python3 "$TOP/tests/lib/scim_fixture.py" "$DIR" "$PORT"
 wait_port "$PORT" 60 || { cat "$HARNESS_TMP/scim.log"; exit 1; }
 
 {
@@ -77,9 +77,9 @@ YAML
 
 # As on a node whose directory users come from libnss_allot: the lab's useradd'ed users
 # are hidden from allot-syncd's /etc/passwd (a directory user may not be a local account)
-# and still resolve through NSS (syncd/tests/with-directory-users.sh, nss_wrapper).
+# and still resolve through NSS (tests/lib/with-directory-users.sh, nss_wrapper).
 USERS=$(awk '!/^#/ && NF { print $1 }' "$HERE/lab-directory.txt" | tr '\n' ' ')
-if ! "$TOP/syncd/tests/with-directory-users.sh" "$LAB/syncd-nss" "$USERS" -- \
+if ! "$TOP/tests/lib/with-directory-users.sh" "$LAB/syncd-nss" "$USERS" -- \
     "$SYNCD" -c "$LAB/etc/syncd.yaml" --once --lock-file "$LAB/run/syncd.lock" >"$LAB/log/allot-syncd.log" 2>&1; then
     echo "lab-accounts: allot-syncd failed:" >&2
     tail -20 "$LAB/log/allot-syncd.log" >&2

@@ -2,7 +2,7 @@
 # sshd-login.sh - a real sshd on loopback with allot-keys as its
 # AuthorizedKeysCommand, pam_allot in its account stack and libnss_allot
 # resolving the users (who exist only in allot's caches), against a live
-# SCIM fixture server (syncd/tests/scim_fixture.py).
+# SCIM fixture server (tests/lib/scim_fixture.py).
 #
 # Everything runs in one private mount namespace held by a sleeping process
 # (nsswitch.conf, /etc/pam.d, /var/lib and the library dir are bind/overlay
@@ -101,7 +101,7 @@ scim_users $ALL
 echo '[]' > "$W/scim/groups.json"
 echo "test-token" > "$W/scim/token"
 echo ok > "$W/scim/mode"
-start_service scim python3 "$S/syncd/tests/scim_fixture.py" "$W/scim" "$SCIM_PORT"
+start_service scim python3 "$S/tests/lib/scim_fixture.py" "$W/scim" "$SCIM_PORT"
 printf 'test-token\n' > "$W/token"
 chown nobody "$W/token"
 chmod 0400 "$W/token"
