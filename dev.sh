@@ -8,7 +8,7 @@
 #   ./dev.sh test         install, build and run every test: unit tests, the real-cluster lab,
 #                         make distcheck and an RPM build (CI runs exactly this)
 #
-# Parts: install | build | check | distcheck | rpm | asan | matrix | demo-down. Debian 12;
+# Parts: install | build | check | distcheck | rpm | asan | tsan | matrix | demo-down. Debian 12;
 # commands that need root run through sudo when not started as root.
 set -euo pipefail
 TOP=$(cd "$(dirname "$0")" && pwd)
@@ -104,16 +104,38 @@ rpm_build() {
     return $rc
 }
 
-# Unit and ABI tests again with ASan+UBSan, from the dist tarball (the tree is configured in place).
-asan_check() {
-    step "make check with --enable-sanitizers (ASan, UBSan)"
-    local dir tarball
+# sanitized_check <address|thread> <command...>: configure the dist tarball (the tree is
+# configured in place) with that sanitizer in a scratch directory and run the command there.
+sanitized_check() {
+    local kind=$1 dir tarball rc=0
+    shift
     dir=$(mktemp -d)
     tarball=$(ls -t allot-*.tar.gz | head -1)
     tar -C "$dir" -xzf "$tarball"
-    (cd "$dir"/allot-* && ./configure -q --enable-sanitizers && make -j"$(nproc)" >/dev/null &&
-        ASAN_OPTIONS=detect_leaks=1 make -j"$(nproc)" check) || { rm -rf "$dir"; return 1; }
+    (cd "$dir"/allot-* && ./configure -q --enable-sanitizers="$kind" && "$@") || rc=1
+    # The scratch tree goes: a failed test's own log is printed first.
+    grep -l '^:test-result: \(FAIL\|ERROR\)' -r "$dir" --include='*.trs' 2>/dev/null | while read -r trs; do
+        echo "==> FAILED ${trs%.trs}.log under $kind: its last lines"
+        tail -40 "${trs%.trs}.log" | sed 's/^/| /'
+    done
     rm -rf "$dir"
+    return $rc
+}
+
+# Unit and ABI tests again with ASan+UBSan.
+asan_check() {
+    step "make check with --enable-sanitizers (ASan, UBSan)"
+    sanitized_check address bash -c 'make -j"$(nproc)" >/dev/null &&
+        ASAN_OPTIONS=detect_leaks=1 make -j"$(nproc)" check'
+}
+
+# allot-scimd's threads (event loops, workers, caches) under ThreadSanitizer: lib and scim
+# only, its unit tests and the scripts that drive a real daemon (lab ones skip). Any report
+# fails the test that started the daemon (halt_on_error, exitcode 66).
+tsan_check() {
+    step "make check of scim with --enable-sanitizers=thread (TSan)"
+    sanitized_check thread bash -c 'make -j"$(nproc)" -C lib >/dev/null && make -j"$(nproc)" -C scim >/dev/null &&
+        TSAN_OPTIONS="halt_on_error=1 exitcode=66 second_deadlock_stack=1" make -j"$(nproc)" -C scim check'
 }
 
 # The other Slurm releases (docs/slurm-versions.md): for each Debian suite, a cached chroot
@@ -239,6 +261,7 @@ check) check ;;
 distcheck) distcheck ;;
 rpm) rpm_build ;;
 asan) asan_check ;;
+tsan) tsan_check ;;
 matrix) matrix ;;
 demo) demo ;;
 demo-shell) demo_shell "${2:-}" ;;
@@ -250,7 +273,7 @@ test)
     matrix_start
     rc=0
     check || rc=$?
-    if [ $rc = 0 ]; then distcheck && rpm_build && asan_check || rc=$?; fi
+    if [ $rc = 0 ]; then distcheck && rpm_build && asan_check && tsan_check || rc=$?; fi
     summarize
     matrix_wait || rc=1
     exit $rc
