@@ -1,7 +1,7 @@
 #!/bin/bash
 # doctor-node.sh - allot-doctor --role compute on this machine's real sshd and files, seen
 # through a private mount namespace: scratch sshd_config (read by a real `sshd -T`), PAM
-# stack, nsswitch.conf, /etc/passwd and /etc/group bound over the real ones, a scratch
+# stack, nsswitch.conf, /etc/passwd and /etc/group in an overlay on /etc, a scratch
 # token, identity caches and software tree. The correct node reports no problem; then each
 # node check in turn: break exactly that thing, show the finding with its fix, apply the
 # printed fix and show the check passes again. Needs root (skips with 77 otherwise); no
@@ -14,9 +14,9 @@ D=${DOCTOR_BIN:-$BUILD/doctor/allot-doctor}
 . "$SRC/tests/lib/harness.sh"
 [ "$(id -u)" = 0 ] || skip "needs root (a mount namespace, the walk as nobody)"
 for c in unshare jq ssh-keygen /usr/sbin/sshd; do command -v "$c" >/dev/null || skip "$c missing"; done
-[ -f /etc/pam.d/sshd ] || skip "no /etc/pam.d/sshd to bind over"
+[ -f /etc/pam.d/sshd ] || skip "no /etc/pam.d/sshd (openssh-server)"
 [ -n "${DOCTOR_NS:-}" ] || unshare -m true 2>/dev/null || skip "no mount namespace here (unshare -m)"
-# Everything below runs in a mount namespace of its own: the binds vanish with it.
+# Everything below runs in a mount namespace of its own: its mounts vanish with it.
 [ -n "${DOCTOR_NS:-}" ] || exec unshare -m --propagation private env DOCTOR_NS=1 "$0" "$@"
 
 harness_tmpdir doctor-node
@@ -27,13 +27,14 @@ mkdir -p "$T/slurm" "$T/cache" "$T/sw/bin" "$T/sw/lib" "$T/sw/share"
 mount -t tmpfs tmpfs /run && mkdir -p /run/sshd
 ssh-keygen -q -t ed25519 -N '' -f "$T/hostkey"
 
-# put FILE: stdin into FILE in place (a bind mount follows the inode, not the name).
+# put FILE: stdin into FILE (through a scratch file: FILE may be among the input).
 put() { cat >"$T/new" && cat "$T/new" >"$1"; }
 # set_line FILE KEY LINE: the line starting with KEY replaced by LINE (appended if none).
 set_line() { { grep -v "^$2[ :]" "$1"; echo "$3"; } | put "$1"; }
-bind() { touch "$T/$2"; cat "$1" >"$T/$2" 2>/dev/null; mount --bind "$T/$2" "$1"; }
 
-bind /etc/ssh/sshd_config sshd_config
+# /etc is this namespace's own from here (sshd_config, the PAM stack, nsswitch.conf, passwd).
+private_etc "$T" || abort "no overlay on /etc"
+mkdir -p /etc/ssh /etc/pam.d
 put /etc/ssh/sshd_config <<CONF
 HostKey $T/hostkey
 AuthorizedKeysCommand /usr/libexec/allot/allot-keys %u
@@ -41,12 +42,8 @@ AuthorizedKeysCommandUser nobody
 UsePAM yes
 $(sshd_has_penalties && echo "PerSourcePenaltyExemptList 127.0.0.1")
 CONF
-bind /etc/pam.d/sshd pam-sshd
 printf 'account required pam_allot.so\n@include common-account\n' | put /etc/pam.d/sshd
-bind /etc/nsswitch.conf nsswitch.conf
 printf 'passwd: files allot\ngroup: files allot\nhosts: files\n' | put /etc/nsswitch.conf
-bind /etc/passwd passwd
-bind /etc/group group
 
 export SLURM_CONF=$T/slurm/slurm.conf
 echo "ClusterName=node" >"$SLURM_CONF"

@@ -152,6 +152,20 @@ trap 'exit 130' INT TERM
 sshd_has_penalties() { grep -aq persourcepenalties /usr/sbin/sshd 2>/dev/null; }
 sshd_test_options() { if sshd_has_penalties; then echo "PerSourcePenalties no"; fi; }
 
+# private_etc DIR: in the caller's own mount namespace (unshare -m), /etc becomes an overlay
+# whose upper layer is a tmpfs of this namespace mounted on DIR/etc-overlay: what the test
+# then writes there (passwd, group, sshd_config...) is this namespace's alone. Never a bind
+# mount over one file of /etc: the useradd/userdel of labs running beside the test replace
+# /etc/passwd and /etc/group by rename, which detaches such a bind in every namespace, and the
+# test goes on reading, and writing, the real file (docs/lab.md G25).
+private_etc() {
+    local o=$1/etc-overlay
+    mkdir -p "$o" && mount -t tmpfs tmpfs "$o" && on_exit umount -l "$o" &&
+        mkdir "$o/upper" "$o/work" &&
+        mount -t overlay overlay -o "lowerdir=/etc,upperdir=$o/upper,workdir=$o/work" /etc &&
+        on_exit umount -l /etc
+}
+
 harness_tmpdir() { HARNESS_TMP=$(mktemp -d "/tmp/allot-${1:-test}.XXXXXX"); }
 
 # ------------------------------------------------------------------ services

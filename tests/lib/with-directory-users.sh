@@ -21,8 +21,15 @@ pattern=$(printf '%s\n' $users | sed 's/.*/^&:/' | paste -sd'|' -)
 grep -Ev "$pattern" /etc/passwd >"$dir/files-passwd" || true
 grep -Ev "$pattern" /etc/group >"$dir/files-group" || true
 cat /etc/passwd "$dir/extra-passwd" 2>/dev/null >"$dir/nss-passwd" || true
+# /etc is an overlay of this namespace (its upper layer a tmpfs of its own), never a bind
+# over /etc/passwd: a lab's useradd beside this replaces that file by rename, which detaches
+# such a bind in every namespace (docs/lab.md G25).
+mkdir -p "$dir/etc-overlay"
 exec unshare --mount --propagation private sh -c '
-    mount --bind "$1/files-passwd" /etc/passwd && mount --bind "$1/files-group" /etc/group || exit 1
+    o=$1/etc-overlay
+    mount -t tmpfs tmpfs "$o" && mkdir "$o/upper" "$o/work" &&
+        mount -t overlay overlay -o "lowerdir=/etc,upperdir=$o/upper,workdir=$o/work" /etc &&
+        cat "$1/files-passwd" >/etc/passwd && cat "$1/files-group" >/etc/group || exit 1
     dir=$1 wrapper=$2; shift 2
     exec env LD_PRELOAD="$wrapper" NSS_WRAPPER_PASSWD="$dir/nss-passwd" NSS_WRAPPER_GROUP=/etc/group "$@"
 ' sh "$dir" "$wrapper" "$@"

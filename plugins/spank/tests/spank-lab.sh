@@ -31,7 +31,7 @@ printf 'alice\t%s\nbob\t%s\n' "$(cut -d' ' -f1-2 <"$LAB/tmp/alicekey.pub")" \
 # lack them and where libnss_allot resolves them from the caches, kept in a trusted
 # directory (an overlay on /var/lib, as on a node).
 NSSW=$LAB/nss
-mkdir -p "$NSSW/up/allot" "$NSSW/wk" "$NSSW/lib"
+mkdir -p "$NSSW/up/allot" "$NSSW/wk" "$NSSW/lib" "$NSSW/etc"
 chmod 755 "$NSSW/up" "$NSSW/up/allot"
 cp "$B/plugins/nss/.libs/libnss_allot.so.2" "$NSSW/lib/"
 grep -v '^\(alice\|bob\):' /etc/passwd >"$NSSW/passwd"
@@ -43,7 +43,10 @@ printf 'identity:\n  cache_dir: /var/lib/allot\nnode:\n  role: compute\n  admin_
 keys() {
     unshare -m --propagation private sh -c '
         N=$1; shift
-        for f in passwd group nsswitch.conf; do mount --bind "$N/$f" "/etc/$f" || exit 1; done
+        # An overlay on /etc, not binds over its files (docs/lab.md G25).
+        mount -t tmpfs tmpfs "$N/etc" && mkdir "$N/etc/upper" "$N/etc/work" &&
+            mount -t overlay overlay -o lowerdir=/etc,upperdir="$N/etc/upper",workdir="$N/etc/work" /etc &&
+            for f in passwd group nsswitch.conf; do cat "$N/$f" >"/etc/$f" || exit 1; done
         mount -t overlay overlay -o lowerdir=/var/lib,upperdir="$N/up",workdir="$N/wk" /var/lib &&
         LD_LIBRARY_PATH="$N/lib" exec "$@"' sh "$NSSW" \
         "$B/syncd/keys/allot-keys" --cache-only --config "$LAB/tmp/keys.yaml" "$1" | wc -l
