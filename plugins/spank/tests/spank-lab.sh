@@ -49,7 +49,7 @@ keys() {
             for f in passwd group nsswitch.conf; do cat "$N/$f" >"/etc/$f" || exit 1; done
         mount -t overlay overlay -o lowerdir=/var/lib,upperdir="$N/up",workdir="$N/wk" /var/lib &&
         LD_LIBRARY_PATH="$N/lib" exec "$@"' sh "$NSSW" \
-        "$B/syncd/keys/allot-keys" --cache-only --config "$LAB/tmp/keys.yaml" "$1" | wc -l
+        "$B/syncd/keys/allot-keys" -v --cache-only --config "$LAB/tmp/keys.yaml" "$1" | wc -l
 }
 
 expect_eq "before any job: alice gets no key on the compute node" "$(keys alice)" 0
