@@ -2,8 +2,9 @@
 # lab-down.sh - stop exactly what lab-up.sh started in $LAB, by PID, never by name.
 #
 # Order: cancel jobs, slurmd, this lab's leftover slurmstepd, slurmctld, slurmdbd, mariadbd,
-# munged; a recorded PID only while it is still this lab's process (lab-pids.sh). Then removes the test users this lab created (unless another lab still runs) and
-# $LAB itself (LAB_KEEP=1 keeps it for reading logs).
+# munged; a recorded PID only while it is still this lab's process (lab-pids.sh). Then
+# removes the test users this lab created (unless another lab still runs) and $LAB itself
+# (LAB_KEEP=1 keeps it for reading logs).
 LAB=${LAB:-/tmp/allot-lab}
 export SLURM_CONF=$LAB/etc/slurm.conf
 [ -d "$LAB/run" ] || { echo "lab-down: no lab at $LAB"; exit 0; }
