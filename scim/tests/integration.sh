@@ -80,32 +80,8 @@ munged -S "$T/munge/sock" --key-file="$T/munge/munge.key" --pid-file="$T/munge/p
     --log-file="$T/munge/log" --seed-file="$T/munge/seed" || { echo "munged failed"; exit 1; }
 MPID=$(cat "$T/munge/pid")
 
-# Users the box really has, so munge creds carry their uids: the lab's alice and bob, made
-# as lab-up.sh makes them (tests/lab/lab-directory.txt's uids, under its lock, recorded in
-# its list, marked as in use), so a lab starting beside this test finds the same users, and
-# removed at exit unless a lab still uses them (then the last lab-down does).
-LAB_USERS_MARK=$T/run/uses-lab-users
-mkdir -p "$T/run"
-(
-    flock 8
-    for u in alice bob; do
-        id "$u" >/dev/null 2>&1 && continue
-        uid=$(awk -v u="$u" '$1 == u { print $2 }' "$HERE/../../tests/lab/lab-directory.txt")
-        useradd -M -d /nonexistent -s /bin/bash -u "$uid" "$u" && echo "$u" >>/tmp/allot-lab-created-users
-    done
-    : >"$LAB_USERS_MARK"
-) 8>/tmp/allot-lab-users.lock
-_release_lab_users() {
-    (
-        flock 8
-        rm -f "$LAB_USERS_MARK"
-        if [ -s /tmp/allot-lab-created-users ] && ! ls /tmp/*/run/uses-lab-users >/dev/null 2>&1; then
-            while read -r u; do userdel "$u" 2>/dev/null; done </tmp/allot-lab-created-users
-            rm -f /tmp/allot-lab-created-users
-        fi
-    ) 8>/tmp/allot-lab-users.lock
-}
-on_exit _release_lab_users
+# Users the box really has (the lab's alice/bob), so munge creds carry their uids.
+for u in alice bob; do id "$u" >/dev/null 2>&1 || useradd -M "$u"; done
 ALICE_UID=$(id -u alice) BOB_UID=$(id -u bob)
 S user add alice --uid "$ALICE_UID" --display-name "Alice" >/dev/null
 S user add bob --uid "$BOB_UID" >/dev/null
