@@ -90,11 +90,12 @@ create_root() {
     say "debootstrap took $(($(date +%s) - t0))s"
 }
 
-# The cached root keeps what a previous leg's tests left in /etc/passwd: scim's
-# integration.sh makes alice and bob with the next free uids when no lab holds them, and a
-# lab of this leg would then run with those, not the lab directory's (docs/lab.md G26). The
-# lab directory's users whose uid is not the directory's go before the suite.
-forget_lab_users() {
+# The cached root keeps what a previous leg's tests left in /etc/passwd and /etc/group
+# (docs/lab.md G25, G26): scim's integration.sh makes alice and bob with the next free uids
+# when no lab holds them, so a lab of this leg would run with those, not the lab directory's;
+# doctor-node.sh before G25 could write its `clash` user and `clashgrp` group into the real
+# files, and its check of a correct node then finds them. Both go before the suite.
+forget_test_users() {
     local u uid _ now
     while read -r u uid _; do
         case $u in '#'* | '') continue ;; esac
@@ -103,6 +104,10 @@ forget_lab_users() {
         if in_root userdel "$u"; then say "removed $u (uid $now), left by an earlier run"
         else say "could not remove $u (uid $now): this leg's labs run with that uid"; fi
     done <"$TOP/tests/lab/lab-directory.txt"
+    if grep -q '^clash:' "$ROOT/etc/passwd" || grep -q '^clashgrp:' "$ROOT/etc/group"; then
+        sed -i '/^clash:/d' "$ROOT/etc/passwd" && sed -i '/^clashgrp:/d' "$ROOT/etc/group" &&
+            say "removed doctor-node.sh's clash and clashgrp, left by an earlier run"
+    fi
 }
 
 MOUNTED=()
@@ -252,7 +257,7 @@ build_and_test() {
         say "RPMs built in $(($(date +%s) - t0))s"
     fi
     t0=$(date +%s)
-    forget_lab_users
+    forget_test_users
     say "ALLOT_LAB=1 make check"
     local rc=0
     # The fuzz targets run briefly here (they fuzz the same code on every release; bookworm's
