@@ -46,7 +46,7 @@ keys() {
         # An overlay on /etc, not binds over its files (docs/lab.md G25).
         mount -t tmpfs tmpfs "$N/etc" && mkdir "$N/etc/upper" "$N/etc/work" &&
             mount -t overlay overlay -o lowerdir=/etc,upperdir="$N/etc/upper",workdir="$N/etc/work" /etc &&
-            for f in passwd group nsswitch.conf; do cat "$N/$f" >"/etc/$f" || exit 1; done
+            for f in passwd group nsswitch.conf; do cat "$N/$f" >"/etc/$f" || exit 1; done || exit 1
         mount -t overlay overlay -o lowerdir=/var/lib,upperdir="$N/up",workdir="$N/wk" /var/lib &&
         LD_LIBRARY_PATH="$N/lib" exec "$@"' sh "$NSSW" \
         "$B/syncd/keys/allot-keys" -v --cache-only --config "$LAB/tmp/keys.yaml" "$1" | wc -l
